@@ -1,0 +1,2 @@
+// Package codex drives codex app-server (JSON-RPC) as a first-class agnogo agent.
+package codex

@@ -1,0 +1,9 @@
+// Package model defines the Model interface every language-model provider
+// implements (Invoke, and Stream as an iter.Seq2 of chunks), the request,
+// response and chunk types, and the error classes a run loop acts on:
+// retryable, context-window exceeded, authentication, rate limit.
+//
+// Providers live in subpackages: model/openai, model/anthropic, and
+// model/scripted for deterministic tests. The interface lands with the native
+// agent runtime.
+package model

@@ -1,0 +1,134 @@
+package run
+
+// Agent event names (Agno's RunEvent), each the wire name of the event type of
+// the same name in this package.
+const (
+	EventRunStarted                   = "RunStarted"
+	EventRunContent                   = "RunContent"
+	EventRunContentCompleted          = "RunContentCompleted"
+	EventRunIntermediateContent       = "RunIntermediateContent"
+	EventRunCompleted                 = "RunCompleted"
+	EventRunError                     = "RunError"
+	EventRunCancelled                 = "RunCancelled"
+	EventRunPaused                    = "RunPaused"
+	EventRunContinued                 = "RunContinued"
+	EventPreHookStarted               = "PreHookStarted"
+	EventPreHookCompleted             = "PreHookCompleted"
+	EventPostHookStarted              = "PostHookStarted"
+	EventPostHookCompleted            = "PostHookCompleted"
+	EventToolCallStarted              = "ToolCallStarted"
+	EventToolCallCompleted            = "ToolCallCompleted"
+	EventToolCallError                = "ToolCallError"
+	EventReasoningStarted             = "ReasoningStarted"
+	EventReasoningStep                = "ReasoningStep"
+	EventReasoningContentDelta        = "ReasoningContentDelta"
+	EventReasoningCompleted           = "ReasoningCompleted"
+	EventMemoryUpdateStarted          = "MemoryUpdateStarted"
+	EventMemoryUpdateCompleted        = "MemoryUpdateCompleted"
+	EventSessionSummaryStarted        = "SessionSummaryStarted"
+	EventSessionSummaryCompleted      = "SessionSummaryCompleted"
+	EventParserModelResponseStarted   = "ParserModelResponseStarted"
+	EventParserModelResponseCompleted = "ParserModelResponseCompleted"
+	EventOutputModelResponseStarted   = "OutputModelResponseStarted"
+	EventOutputModelResponseCompleted = "OutputModelResponseCompleted"
+	EventModelRequestStarted          = "ModelRequestStarted"
+	EventModelRequestCompleted        = "ModelRequestCompleted"
+	EventCompressionStarted           = "CompressionStarted"
+	EventCompressionCompleted         = "CompressionCompleted"
+	EventFollowupsStarted             = "FollowupsStarted"
+	EventFollowupsCompleted           = "FollowupsCompleted"
+	// EventCustom is shared by agents, teams and workflows.
+	EventCustom = "CustomEvent"
+	// EventRunRetry is agnogo's retry notice (not in Agno): a run is about to be
+	// attempted again.
+	EventRunRetry = "RunRetry"
+)
+
+// Team event names (Agno's TeamRunEvent): the agent names with a Team prefix,
+// plus the task events. Teams share [EventCustom].
+const (
+	EventTeamRunStarted                   = "TeamRunStarted"
+	EventTeamRunContent                   = "TeamRunContent"
+	EventTeamRunIntermediateContent       = "TeamRunIntermediateContent"
+	EventTeamRunContentCompleted          = "TeamRunContentCompleted"
+	EventTeamRunCompleted                 = "TeamRunCompleted"
+	EventTeamRunError                     = "TeamRunError"
+	EventTeamRunCancelled                 = "TeamRunCancelled"
+	EventTeamRunPaused                    = "TeamRunPaused"
+	EventTeamRunContinued                 = "TeamRunContinued"
+	EventTeamPreHookStarted               = "TeamPreHookStarted"
+	EventTeamPreHookCompleted             = "TeamPreHookCompleted"
+	EventTeamPostHookStarted              = "TeamPostHookStarted"
+	EventTeamPostHookCompleted            = "TeamPostHookCompleted"
+	EventTeamToolCallStarted              = "TeamToolCallStarted"
+	EventTeamToolCallCompleted            = "TeamToolCallCompleted"
+	EventTeamToolCallError                = "TeamToolCallError"
+	EventTeamReasoningStarted             = "TeamReasoningStarted"
+	EventTeamReasoningStep                = "TeamReasoningStep"
+	EventTeamReasoningContentDelta        = "TeamReasoningContentDelta"
+	EventTeamReasoningCompleted           = "TeamReasoningCompleted"
+	EventTeamMemoryUpdateStarted          = "TeamMemoryUpdateStarted"
+	EventTeamMemoryUpdateCompleted        = "TeamMemoryUpdateCompleted"
+	EventTeamSessionSummaryStarted        = "TeamSessionSummaryStarted"
+	EventTeamSessionSummaryCompleted      = "TeamSessionSummaryCompleted"
+	EventTeamParserModelResponseStarted   = "TeamParserModelResponseStarted"
+	EventTeamParserModelResponseCompleted = "TeamParserModelResponseCompleted"
+	EventTeamOutputModelResponseStarted   = "TeamOutputModelResponseStarted"
+	EventTeamOutputModelResponseCompleted = "TeamOutputModelResponseCompleted"
+	EventTeamModelRequestStarted          = "TeamModelRequestStarted"
+	EventTeamModelRequestCompleted        = "TeamModelRequestCompleted"
+	EventTeamCompressionStarted           = "TeamCompressionStarted"
+	EventTeamCompressionCompleted         = "TeamCompressionCompleted"
+	EventTeamFollowupsStarted             = "TeamFollowupsStarted"
+	EventTeamFollowupsCompleted           = "TeamFollowupsCompleted"
+	EventTeamTaskIterationStarted         = "TeamTaskIterationStarted"
+	EventTeamTaskIterationCompleted       = "TeamTaskIterationCompleted"
+	EventTeamTaskStateUpdated             = "TeamTaskStateUpdated"
+	EventTeamTaskCreated                  = "TeamTaskCreated"
+	EventTeamTaskUpdated                  = "TeamTaskUpdated"
+	// EventTeamRunRetry is agnogo's retry notice for teams.
+	EventTeamRunRetry = "TeamRunRetry"
+)
+
+// Workflow event names (Agno's WorkflowRunEvent). Workflows share [EventCustom].
+const (
+	EventWorkflowStarted             = "WorkflowStarted"
+	EventWorkflowCompleted           = "WorkflowCompleted"
+	EventWorkflowPaused              = "WorkflowPaused"
+	EventWorkflowCancelled           = "WorkflowCancelled"
+	EventWorkflowError               = "WorkflowError"
+	EventWorkflowAgentStarted        = "WorkflowAgentStarted"
+	EventWorkflowAgentCompleted      = "WorkflowAgentCompleted"
+	EventStepStarted                 = "StepStarted"
+	EventStepCompleted               = "StepCompleted"
+	EventStepPaused                  = "StepPaused"
+	EventStepContinued               = "StepContinued"
+	EventStepExecutorPaused          = "StepExecutorPaused"
+	EventStepExecutorContinued       = "StepExecutorContinued"
+	EventStepOutputReview            = "StepOutputReview"
+	EventStepError                   = "StepError"
+	EventLoopExecutionStarted        = "LoopExecutionStarted"
+	EventLoopIterationStarted        = "LoopIterationStarted"
+	EventLoopIterationCompleted      = "LoopIterationCompleted"
+	EventLoopExecutionCompleted      = "LoopExecutionCompleted"
+	EventParallelExecutionStarted    = "ParallelExecutionStarted"
+	EventParallelExecutionCompleted  = "ParallelExecutionCompleted"
+	EventConditionExecutionStarted   = "ConditionExecutionStarted"
+	EventConditionExecutionCompleted = "ConditionExecutionCompleted"
+	EventConditionPaused             = "ConditionPaused"
+	EventRouterExecutionStarted      = "RouterExecutionStarted"
+	EventRouterExecutionCompleted    = "RouterExecutionCompleted"
+	EventRouterPaused                = "RouterPaused"
+	EventStepsExecutionStarted       = "StepsExecutionStarted"
+	EventStepsExecutionCompleted     = "StepsExecutionCompleted"
+	EventStepOutput                  = "StepOutput"
+)
+
+// TeamEventName returns the team counterpart of an agent event name, e.g.
+// "RunContent" → "TeamRunContent". [EventCustom] is shared and returned as is.
+func TeamEventName(agentEvent string) string {
+	if agentEvent == EventCustom {
+		return agentEvent
+	}
+	return "Team" + agentEvent
+}

@@ -1,0 +1,29 @@
+package run
+
+// Input is what the caller passed to a run, kept apart from the messages built
+// from it (Agno's RunInput).
+type Input struct {
+	// InputContent is the literal input: usually a string, but a list of
+	// content parts or messages, or a structured object, are kept as given.
+	InputContent any     `json:"input_content,omitempty"`
+	Images       []Image `json:"images,omitempty"`
+	Videos       []Video `json:"videos,omitempty"`
+	Audios       []Audio `json:"audios,omitempty"`
+	Files        []File  `json:"files,omitempty"`
+}
+
+// ContentString renders InputContent as text: a string as is, anything else as
+// its JSON, which is how Agno shows a structured input in run listings.
+func (in *Input) ContentString() string {
+	if in == nil || in.InputContent == nil {
+		return ""
+	}
+	if text, ok := in.InputContent.(string); ok {
+		return text
+	}
+	encoded, err := marshalJSON(in.InputContent)
+	if err != nil {
+		return ""
+	}
+	return string(encoded)
+}

@@ -1,0 +1,273 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+const runColumns = "run_id, session_id, run_type, user_id, run_index, run_data, created_at, updated_at"
+
+// UpsertRun implements [storage.RunStore].
+//
+// The write takes three indexed lookups (the session, the run, the session's
+// highest run_index) and one row write, so its cost does not grow with the
+// number of runs a session holds.
+func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.RunRecord, error) {
+	if rec.Run == nil || rec.Run.RunID == "" {
+		return rec, storage.Invalidf("run_id is required")
+	}
+	runID := rec.Run.RunID
+	if rec.SessionID == "" {
+		rec.SessionID = rec.Run.SessionID
+	}
+	if rec.SessionID == "" {
+		return rec, storage.Invalidf("run %s: session_id is required", runID)
+	}
+	if rec.Run.SessionID != "" && rec.Run.SessionID != rec.SessionID {
+		return rec, storage.Invalidf("run %s names session %s but is saved to session %s", runID, rec.Run.SessionID, rec.SessionID)
+	}
+	if rec.Run.Status != "" && !rec.Run.Status.Valid() {
+		return rec, storage.Invalidf("run %s: unknown status %q", runID, rec.Run.Status)
+	}
+	if rec.RunType == "" {
+		rec.RunType = storage.RunTypeAgent
+	}
+	runData, err := json.Marshal(rec.Run)
+	if err != nil {
+		return rec, fmt.Errorf("%w: encode run %s: %v", storage.ErrInvalid, runID, err)
+	}
+	now := s.nowSeconds()
+	rec.UpdatedAt = now
+	if rec.CreatedAt == 0 {
+		rec.CreatedAt = rec.Run.CreatedAt
+	}
+	if rec.CreatedAt == 0 {
+		rec.CreatedAt = now
+	}
+	scopedUser := rec.UserID
+	err = s.db.InTx(ctx, func(tx Conn) error {
+		// Lock the session row (Postgres) so concurrent inserts into one
+		// session take distinct run_index values.
+		var owner string
+		err := tx.QueryRow(ctx, fmt.Sprintf("SELECT user_id FROM %s WHERE session_id = ?%s", s.tables.sessions, s.dialect.forUpdate()), rec.SessionID).Scan(nullString{&owner})
+		if errors.Is(err, ErrNoRows) || (err == nil && scopedUser != "" && owner != scopedUser) {
+			return notFound("session", rec.SessionID)
+		}
+		if err != nil {
+			return err
+		}
+		if rec.UserID == "" {
+			rec.UserID = owner
+		}
+		var storedSession, storedUser string
+		var storedIndex int64
+		err = tx.QueryRow(ctx, fmt.Sprintf("SELECT session_id, user_id, run_index FROM %s WHERE run_id = ?", s.tables.runs), runID).
+			Scan(&storedSession, nullString{&storedUser}, nullInt64{&storedIndex})
+		switch {
+		case errors.Is(err, ErrNoRows):
+			if rec.RunIndex == nil {
+				var next int64
+				if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT COALESCE(MAX(run_index) + 1, 0) FROM %s WHERE session_id = ?", s.tables.runs), rec.SessionID).Scan(&next); err != nil {
+					return err
+				}
+				rec.RunIndex = &next
+			}
+			_, err = tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.tables.runs),
+				runID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
+				nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), *rec.RunIndex, string(runData), rec.CreatedAt, now)
+			return err
+		case err != nil:
+			return err
+		case scopedUser != "" && storedUser != scopedUser:
+			return notFound("run", runID)
+		case storedSession != rec.SessionID:
+			return storage.Invalidf("run %s belongs to session %s, not %s", runID, storedSession, rec.SessionID)
+		}
+		rec.RunIndex = &storedIndex
+		_, err = tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET run_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?, status = ?,
+	parent_run_id = ?, run_data = ?, updated_at = ? WHERE run_id = ?`, s.tables.runs),
+			string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID), nullable(rec.UserID),
+			nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), string(runData), now, runID)
+		return err
+	})
+	if err != nil {
+		return rec, fmt.Errorf("upsert run %s: %w", runID, err)
+	}
+	return rec, nil
+}
+
+// GetRun implements [storage.RunStore].
+func (s *Store) GetRun(ctx context.Context, runID, userID string) (storage.RunRecord, error) {
+	where, args := userScope("user_id", userID, "run_id = ?", runID)
+	rec, err := scanRun(s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s", runColumns, s.tables.runs, where), args...))
+	if errors.Is(err, ErrNoRows) {
+		return rec, notFound("run", runID)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("get run %s: %w", runID, err)
+	}
+	return rec, nil
+}
+
+// GetRuns implements [storage.RunStore].
+func (s *Store) GetRuns(ctx context.Context, q storage.RunQuery) ([]storage.RunRecord, int, error) {
+	limitClause, err := pageClause(q.Page)
+	if err != nil {
+		return nil, 0, err
+	}
+	var conds []string
+	var args []any
+	add := func(cond string, arg ...any) { conds = append(conds, cond); args = append(args, arg...) }
+	if q.SessionID != "" {
+		add("session_id = ?", q.SessionID)
+	}
+	if q.UserID != "" {
+		add("user_id = ?", q.UserID)
+	}
+	if len(q.Statuses) > 0 {
+		marks := make([]string, len(q.Statuses))
+		for i, status := range q.Statuses {
+			if !status.Valid() {
+				return nil, 0, storage.Invalidf("status %q: want one of %v", status, run.Statuses())
+			}
+			marks[i] = "?"
+			args = append(args, string(status))
+		}
+		conds = append(conds, "status IN ("+strings.Join(marks, ", ")+")")
+	}
+	if q.CreatedAfter != 0 {
+		add("created_at >= ?", q.CreatedAfter)
+	}
+	if q.CreatedBefore != 0 {
+		add("created_at <= ?", q.CreatedBefore)
+	}
+	where := whereClause(conds)
+	var total int
+	if err := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s%s", s.tables.runs, where), args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count runs: %w", err)
+	}
+	rows, err := s.db.Reader().Query(ctx, fmt.Sprintf("SELECT %s FROM %s%s ORDER BY run_index ASC, created_at ASC, run_id ASC%s", runColumns, s.tables.runs, where, limitClause), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var records []storage.RunRecord
+	for rows.Next() {
+		rec, err := scanRun(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list runs: %w", err)
+		}
+		records = append(records, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list runs: %w", err)
+	}
+	return records, total, nil
+}
+
+// DeleteRun implements [storage.RunStore].
+func (s *Store) DeleteRun(ctx context.Context, runID, userID string) error {
+	where, args := userScope("user_id", userID, "run_id = ?", runID)
+	var deleted int64
+	err := s.db.InTx(ctx, func(tx Conn) error {
+		var err error
+		deleted, err = tx.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE %s", s.tables.runs, where), args...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete run %s: %w", runID, err)
+	}
+	if deleted == 0 {
+		return notFound("run", runID)
+	}
+	return nil
+}
+
+// ContextRuns implements [storage.RunStore].
+func (s *Store) ContextRuns(ctx context.Context, sessionID, userID string, n int) ([]*run.Output, error) {
+	if n <= 0 {
+		return nil, storage.Invalidf("number of context runs must be positive, got %d", n)
+	}
+	if userID != "" {
+		// Scope by the session's owner, so a session of another user is
+		// reported missing rather than empty.
+		if _, err := s.GetSession(ctx, sessionID, storage.GetSessionOptions{UserID: userID}); err != nil {
+			return nil, err
+		}
+	}
+	runs, err := s.contextRuns(ctx, sessionID, n)
+	if err != nil {
+		return nil, fmt.Errorf("context runs of session %s: %w", sessionID, err)
+	}
+	return runs, nil
+}
+
+// contextRuns reads the last n top-level runs outside the history-skip
+// statuses through the (session_id, run_index) index, newest first, and
+// returns them oldest first.
+func (s *Store) contextRuns(ctx context.Context, sessionID string, n int) ([]*run.Output, error) {
+	skip := run.HistorySkipStatuses()
+	marks := make([]string, len(skip))
+	args := []any{sessionID}
+	for i, status := range skip {
+		marks[i] = "?"
+		args = append(args, string(status))
+	}
+	query := fmt.Sprintf(`SELECT run_data FROM %s WHERE session_id = ? AND parent_run_id IS NULL AND (status IS NULL OR status NOT IN (%s))
+ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT %d`, s.tables.runs, strings.Join(marks, ", "), n)
+	runs, err := s.queryRunData(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(runs)-1; i < j; i, j = i+1, j-1 {
+		runs[i], runs[j] = runs[j], runs[i]
+	}
+	return runs, nil
+}
+
+func (s *Store) queryRunData(ctx context.Context, query string, args ...any) ([]*run.Output, error) {
+	rows, err := s.db.Reader().Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []*run.Output
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(jsonBytes{&doc}); err != nil {
+			return nil, err
+		}
+		var out run.Output
+		if err := json.Unmarshal(doc, &out); err != nil {
+			return nil, fmt.Errorf("decode run_data: %w", err)
+		}
+		runs = append(runs, &out)
+	}
+	return runs, rows.Err()
+}
+
+func scanRun(row Row) (storage.RunRecord, error) {
+	var (
+		rec                    storage.RunRecord
+		runID, runType, userID string
+		runIndex, updatedAt    int64
+		runData                []byte
+	)
+	err := row.Scan(&runID, &rec.SessionID, nullString{&runType}, nullString{&userID}, nullInt64{&runIndex}, jsonBytes{&runData}, &rec.CreatedAt, nullInt64{&updatedAt})
+	if err != nil {
+		return rec, err
+	}
+	rec.RunType, rec.UserID, rec.RunIndex, rec.UpdatedAt = storage.RunType(runType), userID, &runIndex, updatedAt
+	rec.Run = new(run.Output)
+	if err := json.Unmarshal(runData, rec.Run); err != nil {
+		return rec, fmt.Errorf("decode run %s: %w", runID, err)
+	}
+	return rec, nil
+}

@@ -1,0 +1,181 @@
+package sqlstore
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Default table names, as Agno 3.x names them.
+const (
+	SessionsTable       = "agno_sessions"
+	RunsTable           = "agno_runs"
+	TranscriptsTable    = "agno_transcripts"
+	MemoriesTable       = "agno_memories"
+	MetricsTable        = "agno_metrics"
+	SchemaVersionsTable = "agno_schema_versions"
+)
+
+// tables holds the qualified (schema-prefixed on Postgres) names used in
+// statements.
+type tables struct {
+	schema                                                   string
+	sessions, runs, transcripts, memories, metrics, versions string
+}
+
+func newTables(d Dialect, schema string) tables {
+	q := func(name string) string {
+		if d == Postgres {
+			return fmt.Sprintf("%q.%s", schema, name)
+		}
+		return name
+	}
+	return tables{
+		schema:      schema,
+		sessions:    q(SessionsTable),
+		runs:        q(RunsTable),
+		transcripts: q(TranscriptsTable),
+		memories:    q(MemoriesTable),
+		metrics:     q(MetricsTable),
+		versions:    q(SchemaVersionsTable),
+	}
+}
+
+// ddl returns the statements that create a table in its current shape, with
+// its indexes. Every statement is idempotent.
+func (s *Store) ddl(table string) []string {
+	t, j := s.tables, s.dialect.jsonType()
+	idx := func(name, tableName, cols string) string {
+		return fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", name, tableName, cols)
+	}
+	switch table {
+	case SchemaVersionsTable:
+		return []string{fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	table_name VARCHAR NOT NULL PRIMARY KEY,
+	version VARCHAR NOT NULL,
+	created_at VARCHAR NOT NULL,
+	updated_at VARCHAR
+)`, t.versions)}
+	case SessionsTable:
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	session_id VARCHAR NOT NULL PRIMARY KEY,
+	session_type VARCHAR NOT NULL,
+	agent_id VARCHAR,
+	team_id VARCHAR,
+	workflow_id VARCHAR,
+	user_id VARCHAR,
+	session_data %[2]s,
+	agent_data %[2]s,
+	team_data %[2]s,
+	workflow_data %[2]s,
+	metadata %[2]s,
+	summary %[2]s,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT
+)`, t.sessions, j),
+			idx("idx_agno_sessions_session_type", t.sessions, "session_type"),
+			idx("idx_agno_sessions_created_at", t.sessions, "created_at"),
+			idx("idx_agno_sessions_user_id", t.sessions, "user_id"),
+		}
+	case RunsTable:
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	run_id VARCHAR NOT NULL PRIMARY KEY,
+	session_id VARCHAR NOT NULL REFERENCES %s (session_id) ON DELETE CASCADE,
+	run_type VARCHAR,
+	agent_id VARCHAR,
+	team_id VARCHAR,
+	workflow_id VARCHAR,
+	user_id VARCHAR,
+	status VARCHAR,
+	parent_run_id VARCHAR,
+	run_index BIGINT,
+	run_data %s NOT NULL,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT
+)`, t.runs, t.sessions, j),
+			idx("idx_agno_runs_session_id", t.runs, "session_id"),
+			idx("idx_agno_runs_session_run_index", t.runs, "session_id, run_index"),
+			idx("idx_agno_runs_run_type", t.runs, "run_type"),
+			idx("idx_agno_runs_agent_id", t.runs, "agent_id"),
+			idx("idx_agno_runs_team_id", t.runs, "team_id"),
+			idx("idx_agno_runs_workflow_id", t.runs, "workflow_id"),
+			idx("idx_agno_runs_user_id", t.runs, "user_id"),
+			idx("idx_agno_runs_status", t.runs, "status"),
+			idx("idx_agno_runs_created_at", t.runs, "created_at"),
+		}
+	case TranscriptsTable:
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	framework VARCHAR NOT NULL,
+	project_key VARCHAR NOT NULL,
+	session_id VARCHAR NOT NULL,
+	subpath VARCHAR NOT NULL DEFAULT '',
+	position BIGINT NOT NULL,
+	entry_id VARCHAR NOT NULL,
+	entry TEXT NOT NULL,
+	agno_session_id VARCHAR,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (framework, project_key, session_id, subpath, position)
+)`, t.transcripts),
+			idx("idx_agno_transcripts_agno_session_id", t.transcripts, "agno_session_id"),
+		}
+	case MemoriesTable:
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	memory_id VARCHAR NOT NULL PRIMARY KEY,
+	memory %[2]s NOT NULL,
+	input VARCHAR,
+	agent_id VARCHAR,
+	team_id VARCHAR,
+	user_id VARCHAR,
+	topics %[2]s,
+	feedback VARCHAR,
+	created_at BIGINT,
+	updated_at BIGINT
+)`, t.memories, j),
+			idx("idx_agno_memories_user_id", t.memories, "user_id"),
+			idx("idx_agno_memories_updated_at", t.memories, "updated_at"),
+		}
+	case MetricsTable:
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id VARCHAR NOT NULL PRIMARY KEY,
+	agent_runs_count BIGINT NOT NULL DEFAULT 0,
+	team_runs_count BIGINT NOT NULL DEFAULT 0,
+	workflow_runs_count BIGINT NOT NULL DEFAULT 0,
+	agent_sessions_count BIGINT NOT NULL DEFAULT 0,
+	team_sessions_count BIGINT NOT NULL DEFAULT 0,
+	workflow_sessions_count BIGINT NOT NULL DEFAULT 0,
+	users_count BIGINT NOT NULL DEFAULT 0,
+	token_metrics %[2]s NOT NULL DEFAULT '{}',
+	model_metrics %[2]s NOT NULL DEFAULT '{}',
+	date DATE NOT NULL,
+	aggregation_period VARCHAR NOT NULL,
+	user_id VARCHAR NOT NULL DEFAULT '',
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT,
+	completed BOOLEAN NOT NULL DEFAULT FALSE,
+	CONSTRAINT uq_metrics_user_date_period UNIQUE (user_id, date, aggregation_period)
+)`, t.metrics, j),
+			idx("idx_agno_metrics_date", t.metrics, "date"),
+			idx("idx_agno_metrics_user_id", t.metrics, "user_id"),
+		}
+	}
+	panic(fmt.Sprintf("sqlstore: no DDL for table %q", table)) // a programming error: tableSpecs and ddl disagree
+}
+
+// columnsOf extracts the column list of a CREATE TABLE statement, for the
+// SQLite table rebuild that copies rows between shapes.
+func columnsOf(createTable string) []string {
+	body := createTable[strings.Index(createTable, "(")+1 : strings.LastIndex(createTable, ")")]
+	var cols []string
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "CONSTRAINT") || strings.HasPrefix(line, "PRIMARY KEY") {
+			continue
+		}
+		cols = append(cols, strings.Fields(line)[0])
+	}
+	return cols
+}

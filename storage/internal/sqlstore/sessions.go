@@ -1,0 +1,267 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+const sessionColumns = "session_id, session_type, agent_id, team_id, workflow_id, user_id, session_data, agent_data, team_data, workflow_data, metadata, summary, created_at, updated_at"
+
+// UpsertSession implements [storage.SessionStore].
+func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storage.Session, error) {
+	if in == nil || in.SessionID == "" {
+		return nil, storage.Invalidf("session_id is required")
+	}
+	sessionType := in.SessionType
+	if sessionType == "" {
+		sessionType = storage.SessionTypeAgent
+	}
+	if !sessionType.Valid() {
+		return nil, storage.Invalidf("session_type %q: want agent, team or workflow", in.SessionType)
+	}
+	docs, err := marshalAll(in.SessionData, in.AgentData, in.TeamData, in.WorkflowData, in.Metadata, in.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("upsert session %s: %w", in.SessionID, err)
+	}
+	now := s.nowSeconds()
+	createdAt := in.CreatedAt
+	if createdAt == 0 {
+		createdAt = now
+	}
+	// The conflict branch only fires for the same user (or an unscoped
+	// write, which keeps the stored owner); RETURNING then yields no row and
+	// the caller learns nothing about the other user's session.
+	query := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET
+	session_type = excluded.session_type, agent_id = excluded.agent_id, team_id = excluded.team_id,
+	workflow_id = excluded.workflow_id, user_id = COALESCE(excluded.user_id, %[1]s.user_id),
+	session_data = excluded.session_data, agent_data = excluded.agent_data, team_data = excluded.team_data,
+	workflow_data = excluded.workflow_data, metadata = excluded.metadata, summary = excluded.summary,
+	updated_at = excluded.updated_at%[3]s
+WHERE excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id
+RETURNING %[2]s`, s.tables.sessions, sessionColumns, s.clearLegacyRuns())
+	var out *storage.Session
+	err = s.db.InTx(ctx, func(tx Conn) error {
+		row := tx.QueryRow(ctx, query, in.SessionID, string(sessionType), nullable(in.AgentID), nullable(in.TeamID),
+			nullable(in.WorkflowID), nullable(in.UserID), docs[0], docs[1], docs[2], docs[3], docs[4], docs[5], createdAt, now)
+		var err error
+		out, err = scanSession(row)
+		return err
+	})
+	if errors.Is(err, ErrNoRows) {
+		return nil, notFound("session", in.SessionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("upsert session %s: %w", in.SessionID, err)
+	}
+	return out, nil
+}
+
+// clearLegacyRuns is the SET clause that empties Agno 2.x's runs column on a
+// session write; the migration has copied those runs into agno_runs.
+func (s *Store) clearLegacyRuns() string {
+	if s.legacyRunsColumn.Load() {
+		return ", runs = NULL"
+	}
+	return ""
+}
+
+// GetSession implements [storage.SessionStore].
+func (s *Store) GetSession(ctx context.Context, sessionID string, opts storage.GetSessionOptions) (*storage.Session, error) {
+	where, args := userScope("user_id", opts.UserID, "session_id = ?", sessionID)
+	row := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s", sessionColumns, s.tables.sessions, where), args...)
+	session, err := scanSession(row)
+	if errors.Is(err, ErrNoRows) {
+		return nil, notFound("session", sessionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get session %s: %w", sessionID, err)
+	}
+	switch {
+	case opts.ContextRuns > 0:
+		session.Runs, err = s.contextRuns(ctx, sessionID, opts.ContextRuns)
+	case opts.IncludeRuns:
+		session.Runs, err = s.sessionRuns(ctx, sessionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get session %s: %w", sessionID, err)
+	}
+	return session, nil
+}
+
+// sessionRuns reads every run of a session in run order.
+func (s *Store) sessionRuns(ctx context.Context, sessionID string) ([]*run.Output, error) {
+	query := fmt.Sprintf("SELECT run_data FROM %s WHERE session_id = ? ORDER BY run_index ASC, created_at ASC, run_id ASC", s.tables.runs)
+	return s.queryRunData(ctx, query, sessionID)
+}
+
+// ListSessions implements [storage.SessionStore].
+func (s *Store) ListSessions(ctx context.Context, q storage.SessionQuery) ([]*storage.Session, int, error) {
+	if q.Type != "" && !q.Type.Valid() {
+		return nil, 0, storage.Invalidf("session type %q: want agent, team or workflow", q.Type)
+	}
+	orderBy, err := s.sessionOrder(q.SortBy, q.SortOrder)
+	if err != nil {
+		return nil, 0, err
+	}
+	limitClause, err := pageClause(q.Page)
+	if err != nil {
+		return nil, 0, err
+	}
+	var conds []string
+	var args []any
+	add := func(cond string, arg ...any) { conds = append(conds, cond); args = append(args, arg...) }
+	if q.UserID != "" {
+		add("user_id = ?", q.UserID)
+	}
+	if q.Type != "" {
+		add("session_type = ?", string(q.Type))
+	}
+	if q.ComponentID != "" {
+		switch q.Type {
+		case storage.SessionTypeTeam:
+			add("team_id = ?", q.ComponentID)
+		case storage.SessionTypeWorkflow:
+			add("workflow_id = ?", q.ComponentID)
+		case storage.SessionTypeAgent:
+			add("agent_id = ?", q.ComponentID)
+		default:
+			add("(agent_id = ? OR team_id = ? OR workflow_id = ?)", q.ComponentID, q.ComponentID, q.ComponentID)
+		}
+	}
+	if q.Name != "" {
+		add(fmt.Sprintf(`LOWER(%s) LIKE ? ESCAPE '\'`, s.dialect.jsonText("session_data", storage.SessionNameKey)), likePattern(q.Name))
+	}
+	where := whereClause(conds)
+	var total int
+	if err := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s%s", s.tables.sessions, where), args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count sessions: %w", err)
+	}
+	rows, err := s.db.Reader().Query(ctx, fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s%s", sessionColumns, s.tables.sessions, where, orderBy, limitClause), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var sessions []*storage.Session
+	for rows.Next() {
+		session, err := scanSession(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list sessions: %w", err)
+		}
+		sessions = append(sessions, session)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list sessions: %w", err)
+	}
+	return sessions, total, nil
+}
+
+func (s *Store) sessionOrder(sortBy string, order storage.SortOrder) (string, error) {
+	dir, err := sortDirection(order)
+	if err != nil {
+		return "", err
+	}
+	var column string
+	switch sortBy {
+	case "", "created_at":
+		column = "created_at"
+	case "updated_at", "session_id":
+		column = sortBy
+	case "session_name":
+		column = s.dialect.jsonText("session_data", storage.SessionNameKey)
+	default:
+		return "", storage.Invalidf("sort_by %q: want created_at, updated_at, session_id or session_name", sortBy)
+	}
+	return fmt.Sprintf("%s %s, session_id %s", column, dir, dir), nil
+}
+
+// RenameSession implements [storage.SessionStore].
+func (s *Store) RenameSession(ctx context.Context, sessionID, userID, name string) (*storage.Session, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, storage.Invalidf("session_name must not be empty")
+	}
+	var out *storage.Session
+	err := s.db.InTx(ctx, func(tx Conn) error {
+		where, args := userScope("user_id", userID, "session_id = ?", sessionID)
+		var raw []byte
+		err := tx.QueryRow(ctx, fmt.Sprintf("SELECT session_data FROM %s WHERE %s%s", s.tables.sessions, where, s.dialect.forUpdate()), args...).Scan(jsonBytes{&raw})
+		if err != nil {
+			return err
+		}
+		data := map[string]any{}
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &data); err != nil || data == nil {
+				data = map[string]any{}
+			}
+		}
+		data[storage.SessionNameKey] = name
+		doc, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		out, err = scanSession(tx.QueryRow(ctx, fmt.Sprintf("UPDATE %s SET session_data = ?, updated_at = ? WHERE session_id = ? RETURNING %s", s.tables.sessions, sessionColumns),
+			string(doc), s.nowSeconds(), sessionID))
+		return err
+	})
+	if errors.Is(err, ErrNoRows) {
+		return nil, notFound("session", sessionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rename session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// DeleteSession implements [storage.SessionStore]. Runs go by the foreign
+// key's cascade; transcripts are deleted in the same transaction.
+func (s *Store) DeleteSession(ctx context.Context, sessionID, userID string) error {
+	err := s.db.InTx(ctx, func(tx Conn) error {
+		where, args := userScope("user_id", userID, "session_id = ?", sessionID)
+		deleted, err := tx.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE %s", s.tables.sessions, where), args...)
+		if err != nil {
+			return err
+		}
+		if deleted == 0 {
+			return ErrNoRows
+		}
+		_, err = tx.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE agno_session_id = ?", s.tables.transcripts), sessionID)
+		return err
+	})
+	if errors.Is(err, ErrNoRows) {
+		return notFound("session", sessionID)
+	}
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+func scanSession(row Row) (*storage.Session, error) {
+	var (
+		out                                                               storage.Session
+		sessionType, agentID, teamID, workflowID, userID                  string
+		sessionData, agentData, teamData, workflowData, metadata, summary []byte
+		updatedAt                                                         int64
+	)
+	err := row.Scan(&out.SessionID, &sessionType, nullString{&agentID}, nullString{&teamID}, nullString{&workflowID}, nullString{&userID},
+		jsonBytes{&sessionData}, jsonBytes{&agentData}, jsonBytes{&teamData}, jsonBytes{&workflowData}, jsonBytes{&metadata}, jsonBytes{&summary},
+		&out.CreatedAt, nullInt64{&updatedAt})
+	if err != nil {
+		return nil, err
+	}
+	out.SessionType = storage.SessionType(sessionType)
+	out.AgentID, out.TeamID, out.WorkflowID, out.UserID, out.UpdatedAt = agentID, teamID, workflowID, userID, updatedAt
+	targets := []*map[string]any{&out.SessionData, &out.AgentData, &out.TeamData, &out.WorkflowData, &out.Metadata, &out.Summary}
+	for i, doc := range [][]byte{sessionData, agentData, teamData, workflowData, metadata, summary} {
+		if err := unmarshalObject(doc, targets[i]); err != nil {
+			return nil, fmt.Errorf("session %s: %w", out.SessionID, err)
+		}
+	}
+	return &out, nil
+}

@@ -1,0 +1,215 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/migrate"
+)
+
+// Config configures a [Store].
+type Config struct {
+	// DB is the database; required.
+	DB DB
+	// Dialect is the database's SQL dialect; required.
+	Dialect Dialect
+	// Schema is the Postgres schema holding the tables. Ignored by SQLite.
+	// Defaults to "ai".
+	Schema string
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+	// NewID generates ids for transcript entries that carry no uuid.
+	// Defaults to a random UUID v4.
+	NewID func() string
+	// MigrateCommand is the command line named by a migration-required error.
+	// Defaults to "agnogo migrate".
+	MigrateCommand string
+	// AutoMigrate migrates an out-of-date database on [Open] instead of
+	// refusing it. Defaults to false.
+	AutoMigrate bool
+	// SkipSchemaCheck opens the database whatever its schema, for migration
+	// tooling. Defaults to false.
+	SkipSchemaCheck bool
+}
+
+// Store is a [storage.Store] over SQL. It also implements [migrate.Driver].
+type Store struct {
+	db             DB
+	dialect        Dialect
+	tables         tables
+	now            func() time.Time
+	newID          func() string
+	migrateCommand string
+	// legacyRunsColumn records that agno_sessions still has Agno 2.x's runs
+	// column; session writes then clear it, as Agno 3.x does.
+	legacyRunsColumn atomic.Bool
+}
+
+var (
+	_ storage.Store             = (*Store)(nil)
+	_ migrate.Driver            = (*Store)(nil)
+	_ migrate.LegacyRunsCleaner = (*Store)(nil)
+)
+
+// Open returns a store over cfg.DB after checking its schema: a database with
+// no agnogo tables is created in the current schema; one whose tables are
+// behind is migrated when cfg.AutoMigrate is set and refused with a
+// [*storage.MigrationRequiredError] otherwise.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("sqlstore: Config.DB is required")
+	}
+	schema := cmp.Or(cfg.Schema, "ai")
+	if cfg.Dialect == Postgres && !ValidIdentifier(schema) {
+		return nil, fmt.Errorf("%w: schema %q must be letters, digits and underscores", storage.ErrInvalid, schema)
+	}
+	s := &Store{
+		db:             cfg.DB,
+		dialect:        cfg.Dialect,
+		tables:         newTables(cfg.Dialect, schema),
+		now:            cfg.Now,
+		newID:          cfg.NewID,
+		migrateCommand: cmp.Or(cfg.MigrateCommand, "agnogo migrate"),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = newUUID
+	}
+	if !cfg.SkipSchemaCheck {
+		if err := s.checkSchema(ctx, cfg.AutoMigrate); err != nil {
+			return nil, err
+		}
+	}
+	cols, err := s.columns(ctx, s.db.Reader(), SessionsTable)
+	if err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", SessionsTable, err)
+	}
+	s.legacyRunsColumn.Store(cols["runs"])
+	return s, nil
+}
+
+// checkSchema creates a new database, and migrates or refuses an old one.
+func (s *Store) checkSchema(ctx context.Context, autoMigrate bool) error {
+	pending, err := migrate.Pending(ctx, s)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	fresh, err := s.isEmpty(ctx)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	if !fresh && !autoMigrate {
+		return &storage.MigrationRequiredError{Pending: pending, Command: s.migrateCommand}
+	}
+	if _, err := migrate.Up(ctx, s, migrate.Options{}); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	return nil
+}
+
+// isEmpty reports whether the database holds none of the agnogo tables.
+func (s *Store) isEmpty(ctx context.Context) (bool, error) {
+	for _, table := range s.Tables() {
+		exists, err := s.tableExists(ctx, s.db.Reader(), table.Name)
+		if err != nil || exists {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Close releases the store's connections.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Dialect returns the store's SQL dialect.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+func (s *Store) nowSeconds() int64 { return s.now().Unix() }
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// notFound returns an error wrapping [storage.ErrNotFound] that names what is missing.
+func notFound(kind, id string) error {
+	return fmt.Errorf("%s %q: %w", kind, id, storage.ErrNotFound)
+}
+
+// scanNullString scans a nullable text column.
+type nullString struct{ s *string }
+
+func (n nullString) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*n.s = ""
+	case string:
+		*n.s = v
+	case []byte:
+		*n.s = string(v)
+	default:
+		*n.s = fmt.Sprint(v)
+	}
+	return nil
+}
+
+// nullInt64 scans a nullable integer column.
+type nullInt64 struct{ n *int64 }
+
+func (n nullInt64) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*n.n = 0
+	case int64:
+		*n.n = v
+	case int32:
+		*n.n = int64(v)
+	case int:
+		*n.n = int64(v)
+	case float64:
+		*n.n = int64(v)
+	default:
+		return fmt.Errorf("scan %T into int64", src)
+	}
+	return nil
+}
+
+// jsonBytes scans a JSON column (text, bytes, or a driver-decoded value).
+type jsonBytes struct{ b *[]byte }
+
+func (j jsonBytes) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*j.b = nil
+	case string:
+		*j.b = []byte(v)
+	case []byte:
+		*j.b = append([]byte(nil), v...)
+	default:
+		return fmt.Errorf("scan %T into JSON", src)
+	}
+	return nil
+}
+
+// nullable turns "" into SQL NULL.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

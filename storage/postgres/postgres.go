@@ -1,0 +1,181 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/internal/sqlstore"
+)
+
+// Config configures [Open].
+type Config struct {
+	// URL is a PostgreSQL connection URL or keyword/value string; required.
+	URL string
+	// Schema holds agnogo's tables. Defaults to "ai".
+	Schema string
+	// MaxConns caps the pool. Defaults to pgxpool's default (max(4, CPUs)),
+	// or pool_max_conns in URL.
+	MaxConns int32
+	// AutoMigrate migrates an out-of-date database when opening it instead
+	// of refusing it. Defaults to false.
+	AutoMigrate bool
+	// SkipSchemaCheck opens the database whatever its schema; for migration
+	// tooling. Defaults to false.
+	SkipSchemaCheck bool
+	// Now is the clock used for created_at/updated_at. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Store is a PostgreSQL-backed [storage.Store]. It also implements the
+// migration driver interfaces of storage/migrate.
+type Store struct {
+	*sqlstore.Store
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open connects to cfg.URL and checks the schema.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.URL == "" {
+		return nil, fmt.Errorf("%w: postgres: Config.URL is required", storage.ErrInvalid)
+	}
+	schema := cmp.Or(cfg.Schema, "ai")
+	if !sqlstore.ValidIdentifier(schema) {
+		return nil, fmt.Errorf("%w: schema %q must be letters, digits and underscores", storage.ErrInvalid, schema)
+	}
+	poolConfig, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres URL: %v", storage.ErrInvalid, err)
+	}
+	if cfg.MaxConns > 0 {
+		poolConfig.MaxConns = cfg.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, poolConfig)
+	if err != nil {
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	store, err := sqlstore.Open(ctx, sqlstore.Config{
+		DB:              &poolDB{pool: pool},
+		Dialect:         sqlstore.Postgres,
+		Schema:          schema,
+		Now:             cfg.Now,
+		MigrateCommand:  migrateCommand(cfg.URL, schema),
+		AutoMigrate:     cfg.AutoMigrate,
+		SkipSchemaCheck: cfg.SkipSchemaCheck,
+	})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	return &Store{Store: store}, nil
+}
+
+// migrateCommand names the command that migrates this database, without
+// the password.
+func migrateCommand(rawURL, schema string) string {
+	shown := "postgres://…"
+	if cfg, err := pgconn.ParseConfig(rawURL); err == nil {
+		shown = fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+	}
+	cmd := "agnogo migrate --db " + shown
+	if schema != "ai" {
+		cmd += " --schema " + schema
+	}
+	return cmd
+}
+
+// poolDB is a sqlstore.DB over a pgx pool.
+type poolDB struct{ pool *pgxpool.Pool }
+
+func (d *poolDB) Reader() sqlstore.Conn { return pgConn{q: d.pool} }
+
+func (d *poolDB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return fn(pgConn{q: tx}) })
+}
+
+func (d *poolDB) Close() error {
+	d.pool.Close()
+	return nil
+}
+
+// pgConn runs sqlstore's `?` statements on pgx, numbering the placeholders.
+type pgConn struct {
+	q interface {
+		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	}
+}
+
+func (c pgConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := c.q.Exec(ctx, rebind(query), args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (c pgConn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := c.q.Query(ctx, rebind(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (c pgConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return pgRow{c.q.QueryRow(ctx, rebind(query), args...)}
+}
+
+type pgRow struct{ row pgx.Row }
+
+func (r pgRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sqlstore.ErrNoRows
+	}
+	return err
+}
+
+// rebind turns `?` placeholders into $1, $2, …, leaving quoted text alone.
+func rebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	var quote byte
+	for i := 0; i < len(query); i++ {
+		ch := query[i]
+		switch {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(ch)
+	}
+	return b.String()
+}

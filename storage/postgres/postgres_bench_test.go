@@ -1,0 +1,17 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/storagetest"
+)
+
+func openBench(b *testing.B) storage.Store {
+	store, _ := openTemp(b)
+	return store
+}
+
+func BenchmarkUpsertRun(b *testing.B) { storagetest.BenchmarkUpsertRun(b, openBench) }
+
+func BenchmarkConversation(b *testing.B) { storagetest.BenchmarkConversation(b, openBench) }

@@ -1,0 +1,47 @@
+package storage
+
+import "github.com/agnogo/agnogo/run"
+
+// RunType is the kind of component that produced a run.
+type RunType string
+
+// The run types.
+const (
+	RunTypeAgent    RunType = "agent"
+	RunTypeTeam     RunType = "team"
+	RunTypeWorkflow RunType = "workflow"
+)
+
+// RunRecord is one row of agno_runs: a run and the columns indexed beside it.
+type RunRecord struct {
+	// SessionID is the owning session; it must exist.
+	SessionID string
+	// UserID owns the run; when non-empty it also scopes the write.
+	UserID string
+	// RunType defaults to agent.
+	RunType RunType
+	// RunIndex is the run's position in its session. A nil RunIndex on insert
+	// takes the next position (max + 1, from 0); an existing row keeps its
+	// position on update.
+	RunIndex *int64
+	// Run is stored whole as run_data. Run.RunID is the primary key.
+	Run *run.Output
+	// CreatedAt and UpdatedAt are epoch seconds, set by the store when zero.
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+// RunQuery filters and pages [RunStore.GetRuns]. Results are ordered by
+// run_index, then created_at, then run_id.
+type RunQuery struct {
+	SessionID string
+	// UserID scopes the listing to one user's runs.
+	UserID string
+	// Statuses keeps runs in any of these statuses; empty keeps all.
+	Statuses []run.Status
+	// CreatedAfter and CreatedBefore bound created_at (epoch seconds,
+	// inclusive) when non-zero.
+	CreatedAfter  int64
+	CreatedBefore int64
+	Page
+}

@@ -1,0 +1,112 @@
+package storage
+
+import "github.com/agnogo/agnogo/run"
+
+// SessionType is the kind of component a session belongs to.
+type SessionType string
+
+// The session types.
+const (
+	SessionTypeAgent    SessionType = "agent"
+	SessionTypeTeam     SessionType = "team"
+	SessionTypeWorkflow SessionType = "workflow"
+)
+
+// Valid reports whether t is a known session type.
+func (t SessionType) Valid() bool {
+	switch t {
+	case SessionTypeAgent, SessionTypeTeam, SessionTypeWorkflow:
+		return true
+	}
+	return false
+}
+
+// SessionNameKey is the session_data key that holds a session's display name.
+const SessionNameKey = "session_name"
+
+// Session is one row of agno_sessions: a conversation with one agent, team or
+// workflow. Its runs live in agno_runs; Runs is filled only by reads that ask
+// for them.
+type Session struct {
+	SessionID    string         `json:"session_id"`
+	SessionType  SessionType    `json:"session_type"`
+	AgentID      string         `json:"agent_id,omitempty"`
+	TeamID       string         `json:"team_id,omitempty"`
+	WorkflowID   string         `json:"workflow_id,omitempty"`
+	UserID       string         `json:"user_id,omitempty"`
+	SessionData  map[string]any `json:"session_data,omitempty"`
+	AgentData    map[string]any `json:"agent_data,omitempty"`
+	TeamData     map[string]any `json:"team_data,omitempty"`
+	WorkflowData map[string]any `json:"workflow_data,omitempty"`
+	Metadata     map[string]any `json:"metadata,omitempty"`
+	Summary      map[string]any `json:"summary,omitempty"`
+	// CreatedAt and UpdatedAt are epoch seconds. A zero CreatedAt is set to
+	// the store's clock on first insert; UpdatedAt is set on every write.
+	CreatedAt int64 `json:"created_at"`
+	UpdatedAt int64 `json:"updated_at"`
+	// Runs holds the session's runs in run_index order when the read asked for them.
+	Runs []*run.Output `json:"runs,omitempty"`
+}
+
+// Name returns the session's display name from session_data, or "".
+func (s *Session) Name() string {
+	name, _ := s.SessionData[SessionNameKey].(string)
+	return name
+}
+
+// ComponentID returns the id of the agent, team or workflow the session belongs to.
+func (s *Session) ComponentID() string {
+	switch s.SessionType {
+	case SessionTypeTeam:
+		return s.TeamID
+	case SessionTypeWorkflow:
+		return s.WorkflowID
+	}
+	return s.AgentID
+}
+
+// SortOrder is the direction of a sorted listing.
+type SortOrder string
+
+// The sort orders.
+const (
+	SortAsc  SortOrder = "asc"
+	SortDesc SortOrder = "desc"
+)
+
+// Page selects one page of a listing. Page is 1-indexed, and 0 also means the
+// first page; a zero Limit means no limit (and Page is then ignored). A
+// negative Limit or Page is [ErrInvalid].
+type Page struct {
+	Limit int
+	Page  int
+}
+
+// SessionQuery filters, sorts and pages [SessionStore.ListSessions].
+type SessionQuery struct {
+	// UserID scopes the listing to one user; "" lists every user's sessions.
+	UserID string
+	// Type keeps sessions of one type; "" keeps all.
+	Type SessionType
+	// ComponentID keeps sessions of one agent, team or workflow id.
+	ComponentID string
+	// Name keeps sessions whose name contains this text, case-insensitively.
+	Name string
+	// SortBy is created_at, updated_at, session_id or session_name.
+	// Defaults to created_at.
+	SortBy string
+	// SortOrder defaults to desc.
+	SortOrder SortOrder
+	Page
+}
+
+// GetSessionOptions controls what [SessionStore.GetSession] loads.
+type GetSessionOptions struct {
+	// UserID scopes the read; a session of another user is [ErrNotFound].
+	UserID string
+	// IncludeRuns loads the session's runs in run_index order.
+	IncludeRuns bool
+	// ContextRuns, when positive, loads only the last N context runs instead
+	// of all runs (see [RunStore.ContextRuns]). It implies IncludeRuns.
+	ContextRuns int
+}

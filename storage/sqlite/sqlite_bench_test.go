@@ -1,0 +1,23 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/sqlite"
+	"github.com/agnogo/agnogo/storage/storagetest"
+)
+
+func openBench(b *testing.B) storage.Store {
+	store, err := sqlite.Open(b.Context(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	return store
+}
+
+func BenchmarkUpsertRun(b *testing.B) { storagetest.BenchmarkUpsertRun(b, openBench) }
+
+func BenchmarkConversation(b *testing.B) { storagetest.BenchmarkConversation(b, openBench) }

@@ -1,0 +1,117 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/sqlite"
+	"github.com/agnogo/agnogo/storage/storagetest"
+)
+
+func openTemp(t *testing.T) (*sqlite.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agnogo.db")
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	return store, path
+}
+
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		store, _ := openTemp(t)
+		return store
+	})
+}
+
+func TestPragmas(t *testing.T) {
+	_, path := openTemp(t)
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	defer db.Close()
+	var mode string
+	require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
+	require.Equal(t, "wal", mode, "the database must run in WAL mode")
+}
+
+func TestForeignKeysCascadeRuns(t *testing.T) {
+	store, _ := openTemp(t)
+	ctx := t.Context()
+	_, err := store.UpsertSession(ctx, &storage.Session{SessionID: "s1", SessionType: storage.SessionTypeAgent})
+	require.NoError(t, err)
+	_, err = store.UpsertRun(ctx, storage.RunRecord{SessionID: "s1", Run: &run.Output{RunID: "r1", Status: run.StatusCompleted}})
+	require.NoError(t, err)
+	require.NoError(t, store.DeleteSession(ctx, "s1", ""))
+	_, err = store.GetRun(ctx, "r1", "")
+	require.ErrorIs(t, err, storage.ErrNotFound)
+}
+
+// TestManyWritersNeverLocked hammers one file from two stores (two pools, as
+// two processes would) and many goroutines each: every write must land.
+func TestManyWritersNeverLocked(t *testing.T) {
+	first, path := openTemp(t)
+	second, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
+	require.NoError(t, err)
+	defer second.Close()
+	ctx := t.Context()
+	_, err = first.UpsertSession(ctx, &storage.Session{SessionID: "s", SessionType: storage.SessionTypeAgent})
+	require.NoError(t, err)
+
+	const perStore = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*perStore)
+	for i := range 2 * perStore {
+		store := first
+		if i%2 == 1 {
+			store = second
+		}
+		wg.Go(func() {
+			_, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: "s", Run: &run.Output{RunID: fmt.Sprintf("r%03d", i), Status: run.StatusCompleted}})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	runs, total, err := first.GetRuns(ctx, storage.RunQuery{SessionID: "s"})
+	require.NoError(t, err)
+	require.Equal(t, 2*perStore, total)
+	seen := map[int64]bool{}
+	for _, rec := range runs {
+		require.False(t, seen[*rec.RunIndex], "run_index %d assigned twice", *rec.RunIndex)
+		seen[*rec.RunIndex] = true
+	}
+}
+
+func TestOpenRejectsOutdatedSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE agno_sessions (session_id VARCHAR PRIMARY KEY, session_type VARCHAR NOT NULL, agent_id VARCHAR, team_id VARCHAR,
+		workflow_id VARCHAR, user_id VARCHAR, session_data JSON, agent_data JSON, team_data JSON, workflow_data JSON, metadata JSON,
+		runs JSON, summary JSON, created_at BIGINT NOT NULL, updated_at BIGINT)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	_, err = sqlite.Open(context.Background(), sqlite.Config{Path: path})
+	require.ErrorIs(t, err, storage.ErrMigrationRequired)
+	require.Contains(t, err.Error(), "agnogo migrate --db sqlite://"+path)
+	var required *storage.MigrationRequiredError
+	require.True(t, errors.As(err, &required))
+	require.NotEmpty(t, required.Pending)
+
+	store, err := sqlite.Open(context.Background(), sqlite.Config{Path: path, AutoMigrate: true})
+	require.NoError(t, err, "AutoMigrate opens the same database")
+	require.NoError(t, store.Close())
+}

@@ -1,0 +1,96 @@
+package storagetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// BenchmarkUpsertRun measures saving a new run into a session that already
+// holds 10, 100 and 1,000 runs. With one row per run the cost must not grow
+// with the session. Each saved run is removed again outside the timer, so
+// every iteration saves run number N+1 of the same session.
+func BenchmarkUpsertRun(b *testing.B, newStore func(b *testing.B) storage.Store) {
+	for _, existing := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("runs=%d", existing), func(b *testing.B) {
+			store := newStore(b)
+			ctx := b.Context()
+			sessionID := "bench-session"
+			if _, err := store.UpsertSession(ctx, &storage.Session{SessionID: sessionID, SessionType: storage.SessionTypeAgent, AgentID: "agent"}); err != nil {
+				b.Fatal(err)
+			}
+			for i := range existing {
+				if _, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: sessionID, Run: benchRun(sessionID, fmt.Sprintf("seed-%04d", i))}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				runID := fmt.Sprintf("new-%d", i)
+				rec, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: sessionID, Run: benchRun(sessionID, runID)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if *rec.RunIndex != int64(existing) {
+					b.Fatalf("run %s got run_index %d, want %d", runID, *rec.RunIndex, existing)
+				}
+				b.StopTimer()
+				if err := store.DeleteRun(ctx, runID, ""); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkConversation persists a 25-turn conversation turn by turn, as an
+// agent does: each turn saves its run and then the session (with its updated
+// session_data). One op is the whole conversation.
+func BenchmarkConversation(b *testing.B, newStore func(b *testing.B) storage.Store) {
+	const turns = 25
+	store := newStore(b)
+	ctx := b.Context()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sessionID := fmt.Sprintf("conversation-%d", i)
+		session := &storage.Session{SessionID: sessionID, SessionType: storage.SessionTypeAgent, AgentID: "agent", UserID: "user",
+			SessionData: map[string]any{"session_state": map[string]any{}}}
+		if _, err := store.UpsertSession(ctx, session); err != nil {
+			b.Fatal(err)
+		}
+		for turn := range turns {
+			if _, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: sessionID, UserID: "user", Run: benchRun(sessionID, fmt.Sprintf("%s-turn-%d", sessionID, turn))}); err != nil {
+				b.Fatal(err)
+			}
+			session.SessionData["session_state"] = map[string]any{"turns": turn + 1}
+			if _, err := store.UpsertSession(ctx, session); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		if _, total, err := store.GetRuns(ctx, storage.RunQuery{SessionID: sessionID}); err != nil || total != turns {
+			b.Fatalf("conversation %s stored %d runs (err %v), want %d", sessionID, total, err, turns)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+}
+
+// benchRun is a realistic small run: a user message, an assistant reply and
+// metrics, about 1 KB of JSON.
+func benchRun(sessionID, runID string) *run.Output {
+	return &run.Output{
+		RunID:     runID,
+		AgentID:   "agent",
+		SessionID: sessionID,
+		Status:    run.StatusCompleted,
+		Content:   "The capital of France is Paris. It has been the capital since the 10th century and is home to about two million people.",
+		Metadata:  map[string]any{"source": "benchmark", "tags": []string{"geo", "facts"}},
+		CreatedAt: 1767000000,
+	}
+}

@@ -1,0 +1,442 @@
+package storagetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+func runTests() []conformanceTest {
+	return []conformanceTest{
+		{"UpsertGetRoundTrip", testRunRoundTrip},
+		{"RunTypeDefaultsToAgent", testRunDefaultType},
+		{"RunIndexInInsertionOrder", testRunIndexInsertionOrder},
+		{"RunIndexPerSession", testRunIndexPerSession},
+		{"UpdateKeepsRunIndex", testRunUpdateKeepsIndex},
+		{"ExplicitRunIndex", testRunExplicitIndex},
+		{"MissingSession", testRunMissingSession},
+		{"InvalidRun", testRunInvalid},
+		{"RunIDOfAnotherSessionNotOverwritten", testRunIDOfAnotherSession},
+		{"GetMissing", testRunGetMissing},
+		{"GetRunsOrder", testRunGetRunsOrder},
+		{"GetRunsStatuses", testRunGetRunsStatuses},
+		{"GetRunsCreatedRange", testRunGetRunsCreatedRange},
+		{"GetRunsPagination", testRunGetRunsPagination},
+		{"Delete", testRunDelete},
+		{"DeleteMissing", testRunDeleteMissing},
+		{"SessionIncludeRuns", testRunSessionIncludeRuns},
+		{"ContextRuns", testRunContextRuns},
+	}
+}
+
+func testRunRoundTrip(t *testing.T, store storage.Store) {
+	putSession(t, store, &storage.Session{SessionID: "s-1", SessionType: storage.SessionTypeTeam, TeamID: "team-1", UserID: alice})
+	output := &run.Output{
+		RunID:       "r-1",
+		AgentID:     "agent-1",
+		AgentName:   "Planner",
+		TeamID:      "team-1",
+		SessionID:   "s-1",
+		ParentRunID: "r-parent",
+		UserID:      alice,
+		Content:     map[string]any{"text": "bonjour — 漢字", "score": 0.5, "tags": []any{"a", "b"}},
+		Status:      run.StatusRunning,
+		Metadata:    map[string]any{"attempt": 2, "source": "api", "nested": map[string]any{"ok": true}},
+		CreatedAt:   1_700_000_100,
+	}
+	stored, err := store.UpsertRun(t.Context(), storage.RunRecord{
+		SessionID: "s-1",
+		UserID:    alice,
+		RunType:   storage.RunTypeTeam,
+		Run:       output,
+		CreatedAt: 1_700_000_100,
+	})
+	require.NoError(t, err)
+	require.Equal(t, "s-1", stored.SessionID)
+	require.Equal(t, alice, stored.UserID)
+	require.Equal(t, storage.RunTypeTeam, stored.RunType)
+	require.NotNil(t, stored.RunIndex, "the stored record carries its run_index")
+	require.Equal(t, int64(0), *stored.RunIndex)
+	require.Equal(t, int64(1_700_000_100), stored.CreatedAt)
+	require.Positive(t, stored.UpdatedAt, "a zero updated_at is set by the store")
+	requireRunEqual(t, output, stored.Run)
+
+	for _, userID := range []string{"", alice} {
+		got, err := store.GetRun(t.Context(), "r-1", userID)
+		require.NoError(t, err, "GetRun as %q", userID)
+		require.Equal(t, "s-1", got.SessionID)
+		require.Equal(t, alice, got.UserID)
+		require.Equal(t, storage.RunTypeTeam, got.RunType)
+		require.NotNil(t, got.RunIndex)
+		require.Equal(t, int64(0), *got.RunIndex)
+		require.Equal(t, stored.CreatedAt, got.CreatedAt)
+		require.Equal(t, stored.UpdatedAt, got.UpdatedAt)
+		requireRunEqual(t, output, got.Run)
+	}
+}
+
+func testRunDefaultType(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	stored := newRun(t, store, "s-1", "r-1", "")
+	require.Equal(t, storage.RunTypeAgent, stored.RunType)
+	require.Positive(t, stored.CreatedAt, "a zero created_at is set by the store")
+	got, err := store.GetRun(t.Context(), "r-1", "")
+	require.NoError(t, err)
+	require.Equal(t, storage.RunTypeAgent, got.RunType)
+	require.Equal(t, stored.CreatedAt, got.CreatedAt)
+}
+
+func testRunIndexInsertionOrder(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	// Ids deliberately not in insertion order, so run_id order would differ.
+	for wantIndex, runID := range []string{"r-c", "r-a", "r-b"} {
+		stored := newRun(t, store, "s-1", runID, "")
+		require.NotNil(t, stored.RunIndex)
+		require.Equal(t, int64(wantIndex), *stored.RunIndex, "run %s", runID)
+		got, err := store.GetRun(t.Context(), runID, "")
+		require.NoError(t, err)
+		require.Equal(t, int64(wantIndex), *got.RunIndex, "run %s read back", runID)
+	}
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
+	require.NoError(t, err)
+	require.Equal(t, 3, total)
+	require.Equal(t, []string{"r-c", "r-a", "r-b"}, recordRunIDs(runs))
+}
+
+func testRunIndexPerSession(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	newSession(t, store, "s-2", "")
+	require.Equal(t, int64(0), *newRun(t, store, "s-1", "r-1", "").RunIndex)
+	require.Equal(t, int64(1), *newRun(t, store, "s-1", "r-2", "").RunIndex)
+	require.Equal(t, int64(0), *newRun(t, store, "s-2", "r-3", "").RunIndex, "each session numbers its own runs")
+	require.Equal(t, int64(2), *newRun(t, store, "s-1", "r-4", "").RunIndex)
+}
+
+func testRunUpdateKeepsIndex(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	for _, runID := range []string{"r-1", "r-2", "r-3"} {
+		rec := testRun("s-1", runID, "")
+		rec.Run.Status = run.StatusRunning
+		rec.Run.Content = nil
+		putRun(t, store, rec)
+	}
+
+	update := testRun("s-1", "r-1", "")
+	update.Run.Status = run.StatusCompleted
+	update.Run.Content = "final answer"
+	update.Run.Metadata = map[string]any{"tokens": 42}
+	stored := putRun(t, store, update)
+	require.Equal(t, int64(0), *stored.RunIndex, "an update keeps the run's position")
+
+	got, err := store.GetRun(t.Context(), "r-1", "")
+	require.NoError(t, err)
+	require.Equal(t, int64(0), *got.RunIndex)
+	requireRunEqual(t, update.Run, got.Run)
+
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
+	require.NoError(t, err)
+	require.Equal(t, 3, total, "an update adds no row")
+	require.Equal(t, []string{"r-1", "r-2", "r-3"}, recordRunIDs(runs))
+
+	// The status column follows run_data.
+	completed, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", Statuses: []run.Status{run.StatusCompleted}})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, []string{"r-1"}, recordRunIDs(completed))
+	running, _, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", Statuses: []run.Status{run.StatusRunning}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"r-2", "r-3"}, recordRunIDs(running))
+
+	// A later insert still goes after the last position.
+	require.Equal(t, int64(3), *newRun(t, store, "s-1", "r-4", "").RunIndex)
+}
+
+func testRunExplicitIndex(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	rec := testRun("s-1", "r-1", "")
+	rec.RunIndex = runIndex(5)
+	stored := putRun(t, store, rec)
+	require.Equal(t, int64(5), *stored.RunIndex)
+	got, err := store.GetRun(t.Context(), "r-1", "")
+	require.NoError(t, err)
+	require.Equal(t, int64(5), *got.RunIndex)
+
+	require.Equal(t, int64(6), *newRun(t, store, "s-1", "r-2", "").RunIndex, "the next run takes max + 1")
+}
+
+func testRunMissingSession(t *testing.T, store storage.Store) {
+	_, err := store.UpsertRun(t.Context(), testRun("missing", "r-1", ""))
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	_, err = store.GetRun(t.Context(), "r-1", "")
+	require.ErrorIs(t, err, storage.ErrNotFound, "nothing was written")
+}
+
+func testRunInvalid(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	_, err := store.UpsertRun(t.Context(), testRun("s-1", "", ""))
+	require.ErrorIs(t, err, storage.ErrInvalid, "empty run id")
+	_, err = store.UpsertRun(t.Context(), storage.RunRecord{SessionID: "s-1"})
+	require.ErrorIs(t, err, storage.ErrInvalid, "nil run")
+
+	_, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
+	require.NoError(t, err)
+	require.Zero(t, total, "nothing was written")
+}
+
+func testRunIDOfAnotherSession(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	newSession(t, store, "s-2", "")
+	original := newRun(t, store, "s-1", "r-1", "")
+
+	hijack := testRun("s-2", "r-1", "")
+	hijack.Run.Content = "overwritten"
+	_, err := store.UpsertRun(t.Context(), hijack)
+	require.Error(t, err, "a run id that belongs to another session is never overwritten")
+
+	got, err := store.GetRun(t.Context(), "r-1", "")
+	require.NoError(t, err)
+	require.Equal(t, "s-1", got.SessionID)
+	requireRunEqual(t, original.Run, got.Run)
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-2"})
+	require.NoError(t, err)
+	require.Zero(t, total)
+	require.Empty(t, runs)
+}
+
+func testRunGetMissing(t *testing.T, store storage.Store) {
+	_, err := store.GetRun(t.Context(), "missing", "")
+	require.ErrorIs(t, err, storage.ErrNotFound)
+}
+
+// orderFixture stores runs whose run_index ties are broken by created_at and
+// then run_id; the listing order is r-z, r-c, r-a, r-b.
+func orderFixture(t *testing.T, store storage.Store) {
+	t.Helper()
+	newSession(t, store, "s-1", "")
+	for _, r := range []struct {
+		runID     string
+		index     int64
+		createdAt int64
+	}{
+		{"r-b", 1, 200},
+		{"r-z", 0, 300},
+		{"r-c", 1, 100},
+		{"r-a", 1, 200},
+	} {
+		rec := testRun("s-1", r.runID, "")
+		rec.RunIndex = runIndex(r.index)
+		rec.CreatedAt = r.createdAt
+		rec.Run.CreatedAt = r.createdAt
+		putRun(t, store, rec)
+	}
+}
+
+func testRunGetRunsOrder(t *testing.T, store storage.Store) {
+	orderFixture(t, store)
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
+	require.NoError(t, err)
+	require.Equal(t, 4, total)
+	require.Equal(t, []string{"r-z", "r-c", "r-a", "r-b"}, recordRunIDs(runs), "ordered by run_index, created_at, run_id")
+	for _, rec := range runs {
+		require.Equal(t, "s-1", rec.SessionID)
+		require.NotNil(t, rec.RunIndex)
+		require.NotNil(t, rec.Run)
+	}
+}
+
+func testRunGetRunsStatuses(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	for _, r := range []struct {
+		runID  string
+		status run.Status
+	}{
+		{"r-1", run.StatusCompleted},
+		{"r-2", run.StatusError},
+		{"r-3", run.StatusPaused},
+		{"r-4", run.StatusCompleted},
+		{"r-5", run.StatusRunning},
+	} {
+		rec := testRun("s-1", r.runID, "")
+		rec.Run.Status = r.status
+		putRun(t, store, rec)
+	}
+	cases := []struct {
+		statuses []run.Status
+		want     []string
+	}{
+		{nil, []string{"r-1", "r-2", "r-3", "r-4", "r-5"}},
+		{[]run.Status{run.StatusCompleted}, []string{"r-1", "r-4"}},
+		{[]run.Status{run.StatusError, run.StatusPaused}, []string{"r-2", "r-3"}},
+		{[]run.Status{run.StatusCancelled}, nil},
+	}
+	for _, tc := range cases {
+		runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", Statuses: tc.statuses})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, nilIfEmpty(recordRunIDs(runs)), "statuses %v", tc.statuses)
+		require.Equal(t, len(tc.want), total, "statuses %v", tc.statuses)
+		for _, rec := range runs {
+			if len(tc.statuses) > 0 {
+				require.Contains(t, tc.statuses, rec.Run.Status, "run %s", rec.Run.RunID)
+			}
+		}
+	}
+}
+
+func testRunGetRunsCreatedRange(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	for _, createdAt := range []int64{100, 200, 300, 400} {
+		rec := testRun("s-1", fmt.Sprintf("r-%d", createdAt), "")
+		rec.CreatedAt = createdAt
+		rec.Run.CreatedAt = createdAt
+		putRun(t, store, rec)
+	}
+	cases := []struct {
+		after, before int64
+		want          []string
+	}{
+		{0, 0, []string{"r-100", "r-200", "r-300", "r-400"}},
+		{200, 0, []string{"r-200", "r-300", "r-400"}},
+		{0, 300, []string{"r-100", "r-200", "r-300"}},
+		{200, 300, []string{"r-200", "r-300"}},
+		{250, 260, nil},
+	}
+	for _, tc := range cases {
+		runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", CreatedAfter: tc.after, CreatedBefore: tc.before})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, nilIfEmpty(recordRunIDs(runs)), "created in [%d, %d]", tc.after, tc.before)
+		require.Equal(t, len(tc.want), total, "created in [%d, %d]", tc.after, tc.before)
+	}
+}
+
+func testRunGetRunsPagination(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	newSession(t, store, "s-other", "")
+	for _, runID := range []string{"r-1", "r-2", "r-3", "r-4", "r-5"} {
+		newRun(t, store, "s-1", runID, "")
+	}
+	newRun(t, store, "s-other", "r-other", "")
+
+	pages := []struct {
+		page int
+		want []string
+	}{
+		{1, []string{"r-1", "r-2"}},
+		{2, []string{"r-3", "r-4"}},
+		{3, []string{"r-5"}},
+		{4, nil},
+	}
+	for _, p := range pages {
+		runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", Page: storage.Page{Limit: 2, Page: p.page}})
+		require.NoError(t, err)
+		require.Equal(t, 5, total, "page %d: total counts the session's runs only, independent of the page", p.page)
+		require.Equal(t, p.want, nilIfEmpty(recordRunIDs(runs)), "page %d", p.page)
+	}
+
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", Page: storage.Page{Page: 3}})
+	require.NoError(t, err)
+	require.Equal(t, 5, total)
+	require.Len(t, runs, 5, "a zero limit lists everything")
+
+	runs, _, err = store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", Page: storage.Page{Limit: 2}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"r-1", "r-2"}, recordRunIDs(runs), "page 0 is the first page")
+
+	_, _, err = store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1", Page: storage.Page{Limit: 2, Page: -1}})
+	require.ErrorIs(t, err, storage.ErrInvalid)
+}
+
+func testRunDelete(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", "")
+	for _, runID := range []string{"r-1", "r-2", "r-3"} {
+		newRun(t, store, "s-1", runID, "")
+	}
+	require.NoError(t, store.DeleteRun(t.Context(), "r-2", ""))
+
+	_, err := store.GetRun(t.Context(), "r-2", "")
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
+	require.NoError(t, err)
+	require.Equal(t, 2, total)
+	require.Equal(t, []string{"r-1", "r-3"}, recordRunIDs(runs))
+	_, err = store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{})
+	require.NoError(t, err, "deleting a run keeps its session")
+
+	require.ErrorIs(t, store.DeleteRun(t.Context(), "r-2", ""), storage.ErrNotFound, "a second delete finds nothing")
+}
+
+func testRunDeleteMissing(t *testing.T, store storage.Store) {
+	require.ErrorIs(t, store.DeleteRun(t.Context(), "missing", ""), storage.ErrNotFound)
+}
+
+func testRunSessionIncludeRuns(t *testing.T, store storage.Store) {
+	orderFixture(t, store)
+	got, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{"r-z", "r-c", "r-a", "r-b"}, outputRunIDs(got.Runs))
+
+	stored, err := store.GetRun(t.Context(), "r-c", "")
+	require.NoError(t, err)
+	requireRunEqual(t, stored.Run, got.Runs[1])
+}
+
+// contextFixture stores a session whose context runs are r-1, r-3, r-6, r-8:
+// the others are children or in a status that skips history.
+func contextFixture(t *testing.T, store storage.Store) []string {
+	t.Helper()
+	newSession(t, store, "s-1", "")
+	for _, r := range []struct {
+		runID, parent string
+		status        run.Status
+	}{
+		{"r-1", "", run.StatusCompleted},
+		{"r-2", "", run.StatusError},
+		{"r-3", "", run.StatusCompleted},
+		{"r-3-member", "r-3", run.StatusCompleted},
+		{"r-4", "", run.StatusPaused},
+		{"r-5", "", run.StatusCancelled},
+		{"r-6", "", run.StatusCompleted},
+		{"r-7", "", run.StatusRegenerated},
+		{"r-8", "", run.StatusRunning},
+		{"r-8-member", "r-8", run.StatusCompleted},
+	} {
+		rec := testRun("s-1", r.runID, "")
+		rec.Run.ParentRunID = r.parent
+		rec.Run.Status = r.status
+		putRun(t, store, rec)
+	}
+	return []string{"r-1", "r-2", "r-3", "r-3-member", "r-4", "r-5", "r-6", "r-7", "r-8", "r-8-member"}
+}
+
+func testRunContextRuns(t *testing.T, store storage.Store) {
+	all := contextFixture(t, store)
+	cases := []struct {
+		n    int
+		want []string
+	}{
+		{1, []string{"r-8"}},
+		{2, []string{"r-6", "r-8"}},
+		{3, []string{"r-3", "r-6", "r-8"}},
+		{10, []string{"r-1", "r-3", "r-6", "r-8"}},
+	}
+	for _, tc := range cases {
+		runs, err := store.ContextRuns(t.Context(), "s-1", "", tc.n)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, outputRunIDs(runs), "ContextRuns(%d): last n top-level runs that may feed history, oldest first", tc.n)
+
+		got, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{ContextRuns: tc.n})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, outputRunIDs(got.Runs), "GetSession ContextRuns=%d", tc.n)
+	}
+
+	got, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true, ContextRuns: 2})
+	require.NoError(t, err)
+	require.Equal(t, []string{"r-6", "r-8"}, outputRunIDs(got.Runs), "ContextRuns wins over IncludeRuns")
+
+	got, err = store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true})
+	require.NoError(t, err)
+	require.Equal(t, all, outputRunIDs(got.Runs), "IncludeRuns alone loads every run")
+}

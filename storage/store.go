@@ -1,0 +1,91 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agnogo/agnogo/run"
+)
+
+// SessionStore keeps agno_sessions rows.
+type SessionStore interface {
+	// UpsertSession inserts s or replaces the stored row with it, and returns
+	// the stored row (without runs). When s.UserID is non-empty and the row
+	// exists for another user (or for no user), nothing is written and the
+	// error wraps [ErrNotFound].
+	UpsertSession(ctx context.Context, s *Session) (*Session, error)
+	// GetSession reads one session; see [GetSessionOptions].
+	GetSession(ctx context.Context, sessionID string, opts GetSessionOptions) (*Session, error)
+	// ListSessions returns one page of sessions, without runs, and the total
+	// number of sessions that match the query.
+	ListSessions(ctx context.Context, q SessionQuery) ([]*Session, int, error)
+	// RenameSession sets session_data.session_name and returns the updated row.
+	RenameSession(ctx context.Context, sessionID, userID, name string) (*Session, error)
+	// DeleteSession removes a session with its runs and transcripts.
+	DeleteSession(ctx context.Context, sessionID, userID string) error
+}
+
+// RunStore keeps agno_runs rows, one per run.
+type RunStore interface {
+	// UpsertRun inserts or replaces one run and returns the stored record,
+	// with its run_index. The session must exist (and be the user's, when
+	// scoped); otherwise the error wraps [ErrNotFound]. A run id that already
+	// belongs to another session or user is never overwritten.
+	UpsertRun(ctx context.Context, rec RunRecord) (RunRecord, error)
+	// GetRun reads one run by id.
+	GetRun(ctx context.Context, runID, userID string) (RunRecord, error)
+	// GetRuns returns one page of runs and the total number that match.
+	GetRuns(ctx context.Context, q RunQuery) ([]RunRecord, int, error)
+	// DeleteRun removes one run.
+	DeleteRun(ctx context.Context, runID, userID string) error
+	// ContextRuns returns the last n runs of a session that may feed a
+	// model's context, oldest first: top-level runs (no parent) whose status
+	// is not in [run.HistorySkipStatuses].
+	ContextRuns(ctx context.Context, sessionID, userID string, n int) ([]*run.Output, error)
+}
+
+// TranscriptStore keeps mirrored external-agent transcripts (agno_transcripts).
+// When userID is non-empty, only transcripts owned by that user's sessions
+// are visible, and appends to another user's session — or to a transcript
+// another session owns — are refused with [ErrNotFound].
+type TranscriptStore interface {
+	// AppendTranscript appends entries to one transcript, numbering them
+	// after the transcript's last position, and returns the stored entries.
+	AppendTranscript(ctx context.Context, key TranscriptKey, agnoSessionID, userID string, entries []json.RawMessage) ([]TranscriptEntry, error)
+	// ReadTranscript returns one transcript's entries in position order,
+	// those after afterPosition (0 for all).
+	ReadTranscript(ctx context.Context, key TranscriptKey, userID string, afterPosition int64) ([]TranscriptEntry, error)
+	// ListTranscriptSessions lists the CLI session ids stored for a framework
+	// and project key.
+	ListTranscriptSessions(ctx context.Context, framework, projectKey, userID string) ([]string, error)
+	// ListTranscriptSubpaths lists the subagent subpaths stored for one CLI
+	// session (the main transcript's "" is left out).
+	ListTranscriptSubpaths(ctx context.Context, framework, projectKey, sessionID, userID string) ([]string, error)
+	// DeleteTranscript removes one CLI session's transcripts, subagents included.
+	DeleteTranscript(ctx context.Context, framework, projectKey, sessionID, userID string) error
+}
+
+// MemoryStore keeps agno_memories rows.
+type MemoryStore interface {
+	// UpsertMemory inserts or replaces a memory. When m.UserID is non-empty
+	// and the row belongs to another user, nothing is written ([ErrNotFound]).
+	UpsertMemory(ctx context.Context, m *Memory) (*Memory, error)
+	// GetMemory reads one memory.
+	GetMemory(ctx context.Context, memoryID, userID string) (*Memory, error)
+	// ListMemories returns one page of memories and the total that match.
+	ListMemories(ctx context.Context, q MemoryQuery) ([]*Memory, int, error)
+	// DeleteMemories removes memories by id; ids not visible to userID are
+	// left alone. It returns how many were deleted.
+	DeleteMemories(ctx context.Context, memoryIDs []string, userID string) (int, error)
+}
+
+// Store is everything an agnogo database keeps. Adapters implement it and
+// pass storagetest.Run.
+type Store interface {
+	SessionStore
+	RunStore
+	TranscriptStore
+	MemoryStore
+	// Close releases the store's connections.
+	Close() error
+}
