@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // CustomEvent is an application-defined event (Agno's CustomEvent and its
@@ -135,8 +136,10 @@ func (e GenericEvent) EventName() string { return e.Event }
 // step_index, say) stays raw in Fields instead of failing the decode.
 func (e *GenericEvent) fromObject(data []byte, obj jsonObject) error {
 	*e = GenericEvent{keys: obj.keys, baseRaw: map[string]json.RawMessage{}}
-	// Usually every base key fits, and one pass reads them all.
-	lenient := json.Unmarshal(data, &e.BaseEvent) != nil
+	// Usually every base key fits, and one pass reads them all. encoding/json
+	// matches keys without regard to case, so a key that differs from a base
+	// key only in case forces the key-by-key path too.
+	lenient := hasCaseVariantOfBaseKey(obj.keys) || json.Unmarshal(data, &e.BaseEvent) != nil
 	if lenient {
 		e.BaseEvent = BaseEvent{}
 	}
@@ -235,4 +238,17 @@ func (e GenericEvent) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return w.bytes(), nil
+}
+
+// hasCaseVariantOfBaseKey reports whether some key equals a base key only
+// when case is ignored.
+func hasCaseVariantOfBaseKey(keys []string) bool {
+	for _, key := range keys {
+		for _, baseKey := range baseEventKeys {
+			if key != baseKey && strings.EqualFold(key, baseKey) {
+				return true
+			}
+		}
+	}
+	return false
 }

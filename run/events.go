@@ -27,9 +27,13 @@ type Event interface {
 // BaseEvent holds the fields every agent event carries (Agno's
 // BaseAgentRunEvent), plus the event_index an event stream stamps on it.
 //
-// created_at, event and nested_depth are always written. Events with a
-// content of their own (RunContent, RunCompleted, …) declare a Content field
-// that hides BaseEvent.Content; for those, set the event's field.
+// created_at, event and nested_depth are always written. agent_id and
+// agent_name are left out when empty, where Agno writes "": clients read the
+// two alike, and Agno's own decoder tells agent from team events by the
+// presence of agent_id.
+//
+// Events with a content of their own (RunContent, RunCompleted, …) declare a
+// Content field that hides BaseEvent.Content; for those, set the event's field.
 type BaseEvent struct {
 	// CreatedAt is in epoch seconds.
 	CreatedAt int64 `json:"created_at"`

@@ -136,6 +136,7 @@ func TestDecodeEventUnknownNamesPassThrough(t *testing.T) {
 		"future agent":     `{"event":"RunTeleported","run_id":"r1","where":{"x":1.5e300,"big":12345678901234567890}}`,
 		"no event key":     `{"run_id":"r1","anything":true}`,
 		"non-string event": `{"event":42,"run_id":"r1"}`,
+		"case variant key": `{"event":"TeamRunStarted","Run_ID":"shadow","run_id":"r1"}`,
 		"team retry":       `{"created_at":5,"event":"TeamRunRetry","team_id":"t1","attempt":2,"max_attempts":3,"error":"boom","delay_seconds":0}`,
 	}
 	for name, input := range cases {
