@@ -55,7 +55,7 @@ WHERE runs IS NOT NULL AND session_id > ? ORDER BY session_id LIMIT %d`, s.table
 	return func(yield func(legacySession, error) bool) {
 		after := ""
 		for {
-			batch, err := readLegacyBatch(ctx, tx, query, after)
+			batch, err := queryAll(ctx, tx, scanLegacySession, query, after)
 			if err != nil {
 				yield(legacySession{}, err)
 				return
@@ -79,27 +79,18 @@ type legacySession struct {
 	runs                    []json.RawMessage
 }
 
-func readLegacyBatch(ctx context.Context, tx Conn, query, after string) ([]legacySession, error) {
-	rows, err := tx.Query(ctx, query, after)
-	if err != nil {
-		return nil, err
+func scanLegacySession(row Row) (legacySession, error) {
+	var session legacySession
+	var blob []byte
+	if err := row.Scan(&session.id, nullString{&session.sessionType}, nullString{&session.userID}, nullInt64{&session.createdAt}, jsonBytes{&blob}); err != nil {
+		return session, err
 	}
-	defer rows.Close()
-	var batch []legacySession
-	for rows.Next() {
-		var session legacySession
-		var blob []byte
-		if err := rows.Scan(&session.id, nullString{&session.sessionType}, nullString{&session.userID}, nullInt64{&session.createdAt}, jsonBytes{&blob}); err != nil {
-			return nil, err
+	if len(blob) > 0 && string(blob) != "null" {
+		if err := json.Unmarshal(blob, &session.runs); err != nil {
+			return session, fmt.Errorf("session %s: legacy runs column is not a JSON array: %w", session.id, err)
 		}
-		if len(blob) > 0 && string(blob) != "null" {
-			if err := json.Unmarshal(blob, &session.runs); err != nil {
-				return nil, fmt.Errorf("session %s: legacy runs column is not a JSON array: %w", session.id, err)
-			}
-		}
-		batch = append(batch, session)
 	}
-	return batch, rows.Err()
+	return session, nil
 }
 
 // legacyRunRow builds the insert arguments of one legacy run. The run's JSON

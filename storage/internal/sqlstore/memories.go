@@ -111,25 +111,11 @@ func (s *Store) ListMemories(ctx context.Context, q storage.MemoryQuery) ([]*sto
 	if q.Search != "" {
 		add(fmt.Sprintf(`LOWER(%s) LIKE ? ESCAPE '\'`, s.dialect.jsonScalarText("memory")), likePattern(q.Search))
 	}
-	where := whereClause(conds)
-	var total int
-	if err := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s%s", s.tables.memories, where), args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count memories: %w", err)
-	}
-	rows, err := s.db.Reader().Query(ctx, fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s %s, memory_id %s%s", memoryColumns, s.tables.memories, where, sortBy, dir, dir, limitClause), args...)
+	memories, total, err := listPage(ctx, s.db.Reader(), listing{
+		table: s.tables.memories, columns: memoryColumns, where: whereClause(conds), args: args,
+		order: fmt.Sprintf("%s %s, memory_id %s", sortBy, dir, dir), limit: limitClause,
+	}, scanMemory)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list memories: %w", err)
-	}
-	defer rows.Close()
-	var memories []*storage.Memory
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("list memories: %w", err)
-		}
-		memories = append(memories, m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list memories: %w", err)
 	}
 	return memories, total, nil

@@ -314,18 +314,5 @@ func (s *Store) unimportedLegacyRuns(ctx context.Context, tx Conn) (int, error) 
 }
 
 func queryStringsOn(ctx context.Context, conn Conn, query string, args ...any) ([]string, error) {
-	rows, err := conn.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, conn, scanString, query, args...)
 }

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -77,4 +78,48 @@ func unmarshalObject(doc []byte, into *map[string]any) error {
 		return fmt.Errorf("decode JSON column: %w", err)
 	}
 	return nil
+}
+
+// queryAll runs a query on conn and scans every row with scan.
+func queryAll[T any](ctx context.Context, conn Conn, scan func(Row) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		item, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, item)
+	}
+	return out, rows.Err()
+}
+
+// listing is one paged listing: the rows of table matching where (with
+// args), in order, cut by limit, and how many match in all.
+type listing struct {
+	table, columns, where, order, limit string
+	args                                []any
+}
+
+// listPage runs a listing's count and page queries.
+func listPage[T any](ctx context.Context, conn Conn, l listing, scan func(Row) (T, error)) ([]T, int, error) {
+	var total int
+	if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s%s", l.table, l.where), l.args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count: %w", err)
+	}
+	items, err := queryAll(ctx, conn, scan, fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s%s", l.columns, l.table, l.where, l.order, l.limit), l.args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return items, total, nil
+}
+
+func scanString(row Row) (string, error) {
+	var v string
+	err := row.Scan(&v)
+	return v, err
 }

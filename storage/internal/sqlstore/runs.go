@@ -148,25 +148,11 @@ func (s *Store) GetRuns(ctx context.Context, q storage.RunQuery) ([]storage.RunR
 	if q.CreatedBefore != 0 {
 		add("created_at <= ?", q.CreatedBefore)
 	}
-	where := whereClause(conds)
-	var total int
-	if err := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s%s", s.tables.runs, where), args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count runs: %w", err)
-	}
-	rows, err := s.db.Reader().Query(ctx, fmt.Sprintf("SELECT %s FROM %s%s ORDER BY run_index ASC, created_at ASC, run_id ASC%s", runColumns, s.tables.runs, where, limitClause), args...)
+	records, total, err := listPage(ctx, s.db.Reader(), listing{
+		table: s.tables.runs, columns: runColumns, where: whereClause(conds), args: args,
+		order: "run_index ASC, created_at ASC, run_id ASC", limit: limitClause,
+	}, scanRun)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	var records []storage.RunRecord
-	for rows.Next() {
-		rec, err := scanRun(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("list runs: %w", err)
-		}
-		records = append(records, rec)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list runs: %w", err)
 	}
 	return records, total, nil
@@ -233,24 +219,19 @@ ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT %d`, s.tables.runs, 
 }
 
 func (s *Store) queryRunData(ctx context.Context, query string, args ...any) ([]*run.Output, error) {
-	rows, err := s.db.Reader().Query(ctx, query, args...)
-	if err != nil {
+	return queryAll(ctx, s.db.Reader(), scanRunData, query, args...)
+}
+
+func scanRunData(row Row) (*run.Output, error) {
+	var doc []byte
+	if err := row.Scan(jsonBytes{&doc}); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var runs []*run.Output
-	for rows.Next() {
-		var doc []byte
-		if err := rows.Scan(jsonBytes{&doc}); err != nil {
-			return nil, err
-		}
-		var out run.Output
-		if err := json.Unmarshal(doc, &out); err != nil {
-			return nil, fmt.Errorf("decode run_data: %w", err)
-		}
-		runs = append(runs, &out)
+	var out run.Output
+	if err := json.Unmarshal(doc, &out); err != nil {
+		return nil, fmt.Errorf("decode run_data: %w", err)
 	}
-	return runs, rows.Err()
+	return &out, nil
 }
 
 func scanRun(row Row) (storage.RunRecord, error) {

@@ -138,25 +138,10 @@ func (s *Store) ListSessions(ctx context.Context, q storage.SessionQuery) ([]*st
 	if q.Name != "" {
 		add(fmt.Sprintf(`LOWER(%s) LIKE ? ESCAPE '\'`, s.dialect.jsonText("session_data", storage.SessionNameKey)), likePattern(q.Name))
 	}
-	where := whereClause(conds)
-	var total int
-	if err := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s%s", s.tables.sessions, where), args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count sessions: %w", err)
-	}
-	rows, err := s.db.Reader().Query(ctx, fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s%s", sessionColumns, s.tables.sessions, where, orderBy, limitClause), args...)
+	sessions, total, err := listPage(ctx, s.db.Reader(), listing{
+		table: s.tables.sessions, columns: sessionColumns, where: whereClause(conds), args: args, order: orderBy, limit: limitClause,
+	}, scanSession)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	var sessions []*storage.Session
-	for rows.Next() {
-		session, err := scanSession(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("list sessions: %w", err)
-		}
-		sessions = append(sessions, session)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list sessions: %w", err)
 	}
 	return sessions, total, nil

@@ -122,25 +122,19 @@ func (s *Store) ReadTranscript(ctx context.Context, key storage.TranscriptKey, u
 		query += " AND " + s.ownedSessionsCond()
 		args = append(args, userID)
 	}
-	rows, err := s.db.Reader().Query(ctx, query+" ORDER BY position ASC", args...)
+	entries, err := queryAll(ctx, s.db.Reader(), scanTranscriptEntry, query+" ORDER BY position ASC", args...)
 	if err != nil {
 		return nil, fmt.Errorf("read transcript %s: %w", key.SessionID, err)
 	}
-	defer rows.Close()
-	var entries []storage.TranscriptEntry
-	for rows.Next() {
-		var e storage.TranscriptEntry
-		var entry string
-		if err := rows.Scan(&e.Position, &e.EntryID, &entry, nullString{&e.AgnoSessionID}, &e.CreatedAt); err != nil {
-			return nil, fmt.Errorf("read transcript %s: %w", key.SessionID, err)
-		}
-		e.Entry = json.RawMessage(entry)
-		entries = append(entries, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read transcript %s: %w", key.SessionID, err)
-	}
 	return entries, nil
+}
+
+func scanTranscriptEntry(row Row) (storage.TranscriptEntry, error) {
+	var e storage.TranscriptEntry
+	var entry string
+	err := row.Scan(&e.Position, &e.EntryID, &entry, nullString{&e.AgnoSessionID}, &e.CreatedAt)
+	e.Entry = json.RawMessage(entry)
+	return e, err
 }
 
 // ListTranscriptSessions implements [storage.TranscriptStore].
