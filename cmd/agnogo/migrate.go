@@ -185,8 +185,8 @@ func describeTarget(target, newest string) string {
 func tableLine(report migrate.TableReport, target string, tables []migrate.Table) string {
 	var what string
 	switch {
-	case report.Error != "":
-		what = fmt.Sprintf("%-15s-> %s", "failed", wantedVersion(tableVersion(tables, report.Table), target))
+	case report.Action == migrate.ActionFailed:
+		what = fmt.Sprintf("%-15s-> %s", "failed", report.To)
 	case report.Action == migrate.ActionCreated:
 		what = fmt.Sprintf("%-15s-> %s", "created", report.To)
 	case report.Action == migrate.ActionMigrated:
@@ -202,15 +202,6 @@ func tableLine(report migrate.TableReport, target string, tables []migrate.Table
 		what += fmt.Sprintf(" (imported %d legacy %s)", report.ImportedRuns, plural(report.ImportedRuns, "run", "runs"))
 	}
 	return fmt.Sprintf("%-18s %s", report.Table, what)
-}
-
-// wantedVersion is the version [migrate.Up] moves a table to: its current
-// version, or target when that is older.
-func wantedVersion(tableVersion, target string) string {
-	if target != "" && migrate.CompareVersions(target, tableVersion) < 0 {
-		return target
-	}
-	return tableVersion
 }
 
 func tableVersion(tables []migrate.Table, name string) string {

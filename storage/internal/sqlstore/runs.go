@@ -72,10 +72,16 @@ func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.R
 		switch {
 		case errors.Is(err, ErrNoRows):
 			if rec.RunIndex == nil {
-				var next int64
-				if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT COALESCE(MAX(run_index) + 1, 0) FROM %s WHERE session_id = ?", s.tables.runs), rec.SessionID).Scan(&next); err != nil {
+				// Written as ORDER BY … LIMIT 1 rather than MAX() so every
+				// planner walks the (session_id, run_index) index backwards,
+				// even on a table it has no statistics for yet; a plan that
+				// aggregates the session's rows would make saves O(runs).
+				var last int64 = -1
+				err := tx.QueryRow(ctx, fmt.Sprintf("SELECT run_index FROM %s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1", s.tables.runs), rec.SessionID).Scan(&last)
+				if err != nil && !errors.Is(err, ErrNoRows) {
 					return err
 				}
+				next := last + 1
 				rec.RunIndex = &next
 			}
 			_, err = tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)

@@ -94,7 +94,7 @@ func (s *Store) ddl(table string) []string {
 	created_at BIGINT NOT NULL,
 	updated_at BIGINT
 )`, t.runs, t.sessions, j),
-			idx("idx_agno_runs_session_id", t.runs, "session_id"),
+			// Also serves lookups by session_id alone (and the cascade).
 			idx("idx_agno_runs_session_run_index", t.runs, "session_id, run_index"),
 			idx("idx_agno_runs_run_type", t.runs, "run_type"),
 			idx("idx_agno_runs_agent_id", t.runs, "agent_id"),
