@@ -80,17 +80,38 @@ func TestReplicasShareOneSession(t *testing.T) {
 	}
 }
 
+// TestSchemaDefaultsToAI opens a brand-new database with no schema set: the
+// tables land in schema ai, as Agno puts them.
 func TestSchemaDefaultsToAI(t *testing.T) {
-	url := testdb.PostgresURL(t)
-	store, err := Open(t.Context(), Config{URL: url, SkipSchemaCheck: true})
+	adminURL := testdb.PostgresURL(t)
+	name := testdb.UniqueName(t, "agnogo_db")
+	admin, err := pgx.Connect(t.Context(), adminURL)
 	require.NoError(t, err)
-	defer store.Close()
-	state, err := store.TableState(t.Context(), "agno_sessions")
+	defer admin.Close(context.Background())
+	_, err = admin.Exec(t.Context(), "CREATE DATABASE "+name)
 	require.NoError(t, err)
-	_ = state // the ai schema may or may not hold tables on a shared server; the probe must work
-	require.Contains(t, migrateCommand(url, "ai"), "agnogo migrate --db postgres://")
-	require.NotContains(t, migrateCommand("postgres://u:secret@h:5432/db", "ai"), "secret", "the password never appears in messages")
-	require.Contains(t, migrateCommand("postgres://u@h:5432/db", "tenant"), "--schema tenant")
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+
+	cfg, err := pgx.ParseConfig(adminURL)
+	require.NoError(t, err)
+	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	store, err := Open(t.Context(), Config{URL: url})
+	require.NoError(t, err)
+	_, err = store.UpsertSession(t.Context(), &storage.Session{SessionID: "s1", SessionType: storage.SessionTypeAgent})
+	require.NoError(t, err)
+	require.NoError(t, store.Close())
+
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var sessions int
+	require.NoError(t, conn.QueryRow(t.Context(), "SELECT COUNT(*) FROM ai.agno_sessions").Scan(&sessions))
+	require.Equal(t, 1, sessions)
+}
+
+func TestMigrateCommandHidesPassword(t *testing.T) {
+	require.Equal(t, "agnogo migrate --db postgres://u@h:5432/db", migrateCommand("postgres://u:secret@h:5432/db", "ai"))
+	require.Equal(t, "agnogo migrate --db postgres://u@h:5432/db --schema tenant", migrateCommand("postgres://u@h:5432/db", "tenant"))
 }
 
 func TestOpenRejectsBadSchemaName(t *testing.T) {

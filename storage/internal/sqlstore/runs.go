@@ -76,7 +76,7 @@ func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.R
 				// planner walks the (session_id, run_index) index backwards,
 				// even on a table it has no statistics for yet; a plan that
 				// aggregates the session's rows would make saves O(runs).
-				var last int64 = -1
+				last := int64(-1)
 				err := tx.QueryRow(ctx, fmt.Sprintf("SELECT run_index FROM %s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1", s.tables.runs), rec.SessionID).Scan(&last)
 				if err != nil && !errors.Is(err, ErrNoRows) {
 					return err

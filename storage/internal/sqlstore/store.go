@@ -132,9 +132,6 @@ func (s *Store) isEmpty(ctx context.Context) (bool, error) {
 // Close releases the store's connections.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Dialect returns the store's SQL dialect.
-func (s *Store) Dialect() Dialect { return s.dialect }
-
 func (s *Store) nowSeconds() int64 { return s.now().Unix() }
 
 // newUUID returns a random (version 4) UUID.
