@@ -10,6 +10,19 @@ type Input struct {
 	Videos       []Video `json:"videos,omitempty"`
 	Audios       []Audio `json:"audios,omitempty"`
 	Files        []File  `json:"files,omitempty"`
+
+	// Where the run goes. These route the call and are not stored with the
+	// input (the run row has its own columns for them).
+
+	// SessionID continues a session; empty starts a new one.
+	SessionID string `json:"-"`
+	// UserID owns the run and scopes every read and write it makes.
+	UserID string `json:"-"`
+	// RunID preassigns the run's id (as a background acceptance does);
+	// empty generates one.
+	RunID string `json:"-"`
+	// Metadata is stored on the run.
+	Metadata map[string]any `json:"-"`
 }
 
 // ContentString renders InputContent as text: a string as is, anything else as

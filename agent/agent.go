@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/tool"
+)
+
+// Agent is a configured native agent. It implements [run.Runner].
+type Agent struct {
+	cfg      Config
+	tools    *tool.Set
+	toolDefs []model.ToolDefinition
+	info     model.Info
+}
+
+var _ run.Runner = (*Agent)(nil)
+
+// New checks cfg and returns the agent.
+func New(cfg Config) (*Agent, error) {
+	cfg.applyDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	set, err := tool.NewSet(cfg.Tools...)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", cfg.ID, err)
+	}
+	a := &Agent{cfg: cfg, tools: set, info: cfg.Model.Info()}
+	for _, spec := range set.Specs() {
+		a.toolDefs = append(a.toolDefs, model.ToolDefinition{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+	}
+	if cfg.OutputSchema != nil && cfg.OutputSchema.resolved == nil {
+		checked, err := JSONSchema(cfg.OutputSchema.Name, cfg.OutputSchema.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", cfg.ID, err)
+		}
+		a.cfg.OutputSchema = checked
+	}
+	return a, nil
+}
+
+// ID implements [run.Runner].
+func (a *Agent) ID() string { return a.cfg.ID }
+
+// Name implements [run.Runner].
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Kind implements [run.Runner].
+func (a *Agent) Kind() run.Kind { return run.KindAgent }
+
+// Stream runs the agent on in and yields the run's events; see [run.Runner].
+// A failed run ends with a RunError event rather than an error value; the
+// error slot carries only failures to start the run at all (such as a
+// session owned by another user).
+func (a *Agent) Stream(ctx context.Context, in *run.Input) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		_, err := a.execute(ctx, in, yield)
+		if startErr, ok := err.(*startError); ok {
+			yield(nil, startErr.err)
+		}
+	}
+}
+
+// Run runs the agent on in and returns the run. The run is returned for
+// every status; the error is non-nil when it did not complete (ERROR,
+// CANCELLED) or could not start. A PAUSED run returns no error: inspect
+// out.Status and out.Requirements, then call [Agent.Continue].
+func (a *Agent) Run(ctx context.Context, in *run.Input) (*run.Output, error) {
+	out, err := a.execute(ctx, in, nil)
+	if startErr, ok := err.(*startError); ok {
+		return nil, startErr.err
+	}
+	return out, err
+}
+
+// startError marks a failure before the run existed: nothing was persisted
+// and no event was sent.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return e.err.Error() }
+
+// execute starts a new run and drives it to a terminal state.
+func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Event, error) bool) (*run.Output, error) {
+	if in == nil {
+		in = &run.Input{}
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	st, err := a.start(ctx, in)
+	if err != nil {
+		return nil, &startError{err}
+	}
+	st.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: st.out}
+	st.em.emit(&run.RunStarted{Model: a.info.ID, ModelProvider: a.info.Provider})
+	if err := a.buildMessages(ctx, st, in); err != nil {
+		return a.finish(parent, st, err)
+	}
+	return a.finish(parent, st, a.attempts(ctx, st))
+}
+
+// encodeArgs renders parsed tool arguments back to JSON.
+func encodeArgs(args map[string]any) string {
+	if args == nil {
+		return "{}"
+	}
+	data, err := json.Marshal(args)
+	if err != nil {
+		return "{}"
+	}
+	return string(data)
+}

@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/tool"
+)
+
+// Config configures an [Agent]. Only Model is required.
+type Config struct {
+	// ID identifies the agent (agent_id on runs and sessions). Defaults to
+	// a name derived from Name, or "agent".
+	ID string
+	// Name is the display name. Defaults to ID.
+	Name string
+	// Model answers. Required.
+	Model model.Model
+	// Instructions become the system message. Defaults to none.
+	Instructions string
+	// Tools the model may call. Names must be unique.
+	Tools []tool.Tool
+	// Store keeps sessions and runs. Defaults to nil: nothing is persisted,
+	// there is no history, and Continue needs the paused run passed in.
+	Store storage.Store
+
+	// AddHistoryToContext sends earlier runs of the session to the model.
+	// Defaults to false.
+	AddHistoryToContext bool
+	// NumHistoryRuns is how many earlier runs make the history. Defaults to 3.
+	NumHistoryRuns int
+
+	// OutputSchema asks for a structured answer matching a JSON Schema; see
+	// [SchemaFor] and [JSONSchema]. Defaults to none (a text answer).
+	OutputSchema *OutputSchema
+
+	// Retries is how many more attempts a run gets after a retryable failure
+	// (rate limit, server error, timeout, connection error). Defaults to 0.
+	Retries int
+	// DelayBetweenRetries is the wait before a retry. Defaults to 1s.
+	DelayBetweenRetries time.Duration
+	// ExponentialBackoff doubles the delay with each attempt. Defaults to false.
+	ExponentialBackoff bool
+
+	// ToolCallLimit caps the tool calls of one run; 0 means no cap.
+	ToolCallLimit int
+	// StoreEvents keeps the run's events on the stored run. Defaults to false.
+	StoreEvents bool
+
+	// Prices, when set, give a cost to each model call from its tokens.
+	Prices PriceTable
+
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+	// NewID generates run, session and message ids. Defaults to random UUIDs.
+	NewID func() string
+	// Sleep waits between retries. Defaults to a timer that honours ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Logger receives the agent's logs. Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+const defaultNumHistoryRuns = 3
+
+func (c *Config) applyDefaults() {
+	if c.ID == "" {
+		c.ID = "agent"
+		if c.Name != "" {
+			c.ID = slug(c.Name)
+		}
+	}
+	if c.Name == "" {
+		c.Name = c.ID
+	}
+	if c.NumHistoryRuns == 0 {
+		c.NumHistoryRuns = defaultNumHistoryRuns
+	}
+	if c.DelayBetweenRetries == 0 {
+		c.DelayBetweenRetries = time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = newUUID
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleep
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Model == nil {
+		errs = append(errs, errors.New("Model is required"))
+	}
+	if c.NumHistoryRuns < 0 {
+		errs = append(errs, fmt.Errorf("NumHistoryRuns %d must not be negative", c.NumHistoryRuns))
+	}
+	if c.Retries < 0 {
+		errs = append(errs, fmt.Errorf("Retries %d must not be negative", c.Retries))
+	}
+	if c.DelayBetweenRetries < 0 {
+		errs = append(errs, fmt.Errorf("DelayBetweenRetries %v must not be negative", c.DelayBetweenRetries))
+	}
+	if c.ToolCallLimit < 0 {
+		errs = append(errs, fmt.Errorf("ToolCallLimit %d must not be negative", c.ToolCallLimit))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("agent %s: %w", c.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,323 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// Errors of [Agent.Continue]. Match them with errors.Is.
+var (
+	// ErrRunNotFound: the run to continue does not exist (for this user).
+	ErrRunNotFound = errors.New("run not found")
+	// ErrNotContinuable: the run was cancelled, or belongs to another agent.
+	ErrNotContinuable = errors.New("run cannot be continued")
+	// ErrUnresolved: the run still waits for a confirmation, input or result.
+	ErrUnresolved = errors.New("run has unresolved requirements")
+)
+
+// ContinueFrom says where a continued run picks up: after every message
+// (the default), after the last user message, or after the first N messages.
+// The cut is moved down so a tool call is never separated from its result.
+type ContinueFrom struct {
+	lastUser bool
+	index    int
+	set      bool
+}
+
+// ContinueFromEnd keeps every message.
+var ContinueFromEnd = ContinueFrom{}
+
+// ContinueFromLastUser keeps everything up to and including the last user message.
+var ContinueFromLastUser = ContinueFrom{lastUser: true}
+
+// ContinueFromIndex keeps the first n messages.
+func ContinueFromIndex(n int) ContinueFrom { return ContinueFrom{index: n, set: true} }
+
+// ParseContinueFrom reads "end", "last_user" or a message count.
+func ParseContinueFrom(text string) (ContinueFrom, error) {
+	switch text {
+	case "", "end":
+		return ContinueFromEnd, nil
+	case "last_user":
+		return ContinueFromLastUser, nil
+	}
+	n, err := strconv.Atoi(text)
+	if err != nil || n < 0 {
+		return ContinueFrom{}, fmt.Errorf("continue_from %q: want end, last_user or a message index >= 0", text)
+	}
+	return ContinueFromIndex(n), nil
+}
+
+// String renders the value as ParseContinueFrom reads it.
+func (c ContinueFrom) String() string {
+	switch {
+	case c.lastUser:
+		return "last_user"
+	case c.set:
+		return strconv.Itoa(c.index)
+	}
+	return "end"
+}
+
+// ContinueRequest says which run to continue and how.
+type ContinueRequest struct {
+	// RunID names the stored run to continue.
+	RunID string
+	// UserID scopes the read of the run and its session.
+	UserID string
+	// Run is the run itself, for an agent without a store (RunID is then ignored).
+	Run *run.Output
+	// Tools carry the resolutions of a paused run, matched by tool_call_id:
+	// Confirmed (+ ConfirmationNote) for a confirmation, UserInputSchema
+	// values for user input, Result for an external execution.
+	Tools []*run.ToolExecution
+	// ContinueFrom cuts the stored messages before continuing.
+	ContinueFrom ContinueFrom
+	// Fork continues in a new run of the same session, leaving the original
+	// untouched. A completed run is always forked.
+	Fork bool
+	// Input, when set, is appended as a new user message.
+	Input string
+}
+
+// Continue resumes a paused run, or restarts any run but a cancelled one from
+// a message boundary, and yields its events like [Agent.Stream].
+func (a *Agent) Continue(ctx context.Context, req ContinueRequest) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		_, err := a.resume(ctx, req, yield)
+		if startErr, ok := err.(*startError); ok {
+			yield(nil, startErr.err)
+		}
+	}
+}
+
+// ContinueRun is [Agent.Continue] returning the run, like [Agent.Run].
+func (a *Agent) ContinueRun(ctx context.Context, req ContinueRequest) (*run.Output, error) {
+	out, err := a.resume(ctx, req, nil)
+	if startErr, ok := err.(*startError); ok {
+		return nil, startErr.err
+	}
+	return out, err
+}
+
+func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	st, err := a.reopen(ctx, req)
+	if err != nil {
+		return nil, &startError{err}
+	}
+	st.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: st.out}
+	st.em.emit(&run.RunContinued{})
+	if err := a.resolvePending(ctx, st); err != nil {
+		return a.finish(parent, st, err)
+	}
+	if req.Input != "" {
+		st.messages = append(st.messages, a.newMessage(run.RoleUser, req.Input, a.cfg.Now()))
+	}
+	return a.finish(parent, st, a.attempts(ctx, st))
+}
+
+// reopen loads the run, applies the caller's resolutions and the cut, and
+// decides between continuing in place and forking.
+func (a *Agent) reopen(ctx context.Context, req ContinueRequest) (*runState, error) {
+	src := req.Run
+	if src == nil {
+		if a.cfg.Store == nil {
+			return nil, fmt.Errorf("continue run %s: the agent has no store; pass the run itself", req.RunID)
+		}
+		rec, err := a.cfg.Store.GetRun(ctx, req.RunID, req.UserID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("continue run %s: %w", req.RunID, ErrRunNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("continue run %s: %w", req.RunID, err)
+		}
+		src = rec.Run
+	}
+	switch {
+	case src.AgentID != "" && src.AgentID != a.cfg.ID:
+		return nil, fmt.Errorf("continue run %s: it belongs to agent %s: %w", src.RunID, src.AgentID, ErrNotContinuable)
+	case src.Status == run.StatusCancelled:
+		return nil, fmt.Errorf("continue run %s: it was cancelled: %w", src.RunID, ErrNotContinuable)
+	}
+	session, err := a.loadSession(ctx, src.SessionID, req.UserID)
+	if err != nil {
+		return nil, err
+	}
+	applyResolutions(src, req.Tools)
+
+	messages := src.Messages
+	cut := len(messages)
+	if req.ContinueFrom != ContinueFromEnd {
+		cut = req.ContinueFrom.cutIndex(messages)
+	}
+	fork := req.Fork || src.Status == run.StatusCompleted || src.Status == run.StatusRegenerated
+	out := src
+	if fork {
+		out = a.forkOf(src, cut)
+	}
+	out.Messages = cloneMessages(messages[:cut])
+	out.Tools = keptTools(src.Tools, out.Messages)
+	out.Requirements = keptRequirements(src.Requirements, out.Tools)
+	if waiting := unresolved(out); len(waiting) > 0 {
+		return nil, fmt.Errorf("continue run %s: %w: %s", src.RunID, ErrUnresolved, strings.Join(waiting, ", "))
+	}
+	out.Status = run.StatusRunning
+	if out.Metrics == nil {
+		out.Metrics = &run.RunMetrics{}
+	}
+	out.Metrics.StartTimer(a.cfg.Now())
+	st := &runState{out: out, session: session}
+	st.messages, err = a.withHistory(ctx, out)
+	return st, err
+}
+
+// forkOf copies src into a new run of the same session.
+func (a *Agent) forkOf(src *run.Output, cut int) *run.Output {
+	fork := *src
+	fork.RunID = a.cfg.NewID()
+	fork.ForkedFromRunID = src.RunID
+	fork.ForkedFromMessageIndex = &cut
+	fork.CreatedAt = a.cfg.Now().Unix()
+	fork.Events = nil
+	fork.Metrics = &run.RunMetrics{}
+	fork.Metadata = nil
+	fork.Content, fork.ContentType = nil, ""
+	return &fork
+}
+
+// withHistory puts the session's history back in front of a reopened run's
+// own messages (after its system message), as the first attempt saw it.
+func (a *Agent) withHistory(ctx context.Context, out *run.Output) ([]*run.Message, error) {
+	messages := append([]*run.Message(nil), out.Messages...)
+	if !a.cfg.AddHistoryToContext || a.cfg.Store == nil {
+		return messages, nil
+	}
+	history, err := a.history(ctx, out.SessionID, out.UserID)
+	if err != nil {
+		return nil, err
+	}
+	split := 0
+	for split < len(messages) && (messages[split].Role == run.RoleSystem || messages[split].Role == run.RoleDeveloper) {
+		split++
+	}
+	result := make([]*run.Message, 0, len(messages)+len(history))
+	result = append(append(append(result, messages[:split]...), history...), messages[split:]...)
+	return result, nil
+}
+
+// cutIndex returns how many of messages to keep.
+func (c ContinueFrom) cutIndex(messages []*run.Message) int {
+	k := len(messages)
+	switch {
+	case c.lastUser:
+		k = 0
+		for i, msg := range messages {
+			if msg.Role == run.RoleUser {
+				k = i + 1
+			}
+		}
+	case c.set:
+		k = min(c.index, len(messages))
+	}
+	return safeCut(messages, k)
+}
+
+// safeCut moves a cut at k down until no tool call is separated from its
+// results: the kept messages never end with an assistant turn whose tool
+// results were dropped, nor with part of a turn's results.
+func safeCut(messages []*run.Message, k int) int {
+	for k > 0 {
+		if prev := messages[k-1]; prev.Role == run.RoleAssistant && len(prev.ToolCalls) > 0 {
+			k--
+			continue
+		}
+		if k < len(messages) && messages[k].Role == run.RoleTool {
+			k--
+			continue
+		}
+		break
+	}
+	return k
+}
+
+func cloneMessages(messages []*run.Message) []*run.Message {
+	out := make([]*run.Message, len(messages))
+	for i, msg := range messages {
+		copied := *msg
+		out[i] = &copied
+	}
+	return out
+}
+
+// keptTools returns the tool executions whose calls survive in messages.
+func keptTools(tools []*run.ToolExecution, messages []*run.Message) []*run.ToolExecution {
+	calls := map[string]bool{}
+	for _, msg := range messages {
+		for _, call := range msg.ToolCalls {
+			calls[call.ID] = true
+		}
+	}
+	var kept []*run.ToolExecution
+	for _, t := range tools {
+		if calls[t.ToolCallID] {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// keptRequirements returns the requirements whose tools survive, relinked to
+// those tools.
+func keptRequirements(reqs []*run.Requirement, tools []*run.ToolExecution) []*run.Requirement {
+	byID := map[string]*run.ToolExecution{}
+	for _, t := range tools {
+		byID[t.ToolCallID] = t
+	}
+	var kept []*run.Requirement
+	for _, r := range reqs {
+		if r.ToolExecution == nil {
+			continue
+		}
+		if t, ok := byID[r.ToolExecution.ToolCallID]; ok {
+			r.ToolExecution = t
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// applyResolutions copies the caller's answers onto the run's paused tools.
+func applyResolutions(out *run.Output, updates []*run.ToolExecution) {
+	byID := map[string]*run.ToolExecution{}
+	for _, u := range updates {
+		if u != nil {
+			byID[u.ToolCallID] = u
+		}
+	}
+	for _, t := range out.Tools {
+		u, ok := byID[t.ToolCallID]
+		if !ok || !t.Paused() || t.Result != nil {
+			continue
+		}
+		if t.RequiresConfirmation && u.Confirmed != nil {
+			t.Confirmed, t.ConfirmationNote = u.Confirmed, u.ConfirmationNote
+		}
+		if t.RequiresUserInput && len(u.UserInputSchema) > 0 {
+			t.UserInputSchema = u.UserInputSchema
+			answered := true
+			t.Answered = &answered
+		}
+		if t.ExternalExecutionRequired && u.Result != nil {
+			t.Result = u.Result
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// persistTimeout bounds the final save, which runs even after the run's
+// context was cancelled so a cancelled run is still recorded.
+const persistTimeout = 10 * time.Second
+
+// finish turns the loop's result into the run's terminal state: it parses a
+// structured answer, sets the status, saves the run and emits the terminal
+// event. It returns the run and, unless it completed or paused, its error.
+func (a *Agent) finish(parent context.Context, st *runState, loopErr error) (*run.Output, error) {
+	out := st.out
+	out.Messages = st.ownMessages()
+	now := a.cfg.Now()
+	out.Metrics.StopTimer(now)
+
+	switch {
+	case errors.Is(loopErr, errPaused):
+		out.Status = run.StatusPaused
+	case loopErr == nil:
+		loopErr = a.parseAnswer(out)
+		if loopErr == nil {
+			out.Status = run.StatusCompleted
+		}
+	}
+	if loopErr != nil && !errors.Is(loopErr, errPaused) {
+		if parent.Err() != nil || st.em.stopped || errors.Is(loopErr, context.Canceled) {
+			out.Status = run.StatusCancelled
+			loopErr = fmt.Errorf("run %s cancelled: %w", out.RunID, context.Canceled)
+		} else {
+			out.Status = run.StatusError
+			out.Content = loopErr.Error()
+		}
+	}
+
+	// The terminal event is part of the stored events, so emit first.
+	switch out.Status {
+	case run.StatusCompleted:
+		st.em.emit(&run.RunCompleted{Content: out.Content, ContentType: out.ContentType, ReasoningContent: out.ReasoningContent,
+			Metadata: out.Metadata, Metrics: out.Metrics, SessionState: out.SessionState})
+	case run.StatusPaused:
+		st.em.emit(&run.RunPaused{BaseEvent: run.BaseEvent{Tools: out.Tools}, Requirements: out.ActiveRequirements()})
+	case run.StatusCancelled:
+		st.em.emit(&run.RunCancelled{Reason: "run cancelled"})
+	case run.StatusError:
+		st.em.emit(&run.RunError{Content: loopErr.Error(), ErrorType: errorType(loopErr)})
+	}
+
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
+	defer cancel()
+	if err := a.save(saveCtx, st); err != nil {
+		a.cfg.Logger.ErrorContext(saveCtx, "saving run failed", "run_id", out.RunID, "error", err)
+		return out, errors.Join(loopErr, err)
+	}
+	if errors.Is(loopErr, errPaused) {
+		return out, nil
+	}
+	return out, loopErr
+}
+
+// parseAnswer turns a structured answer into its object, or reports why it
+// does not match the schema. A text answer is left as is.
+func (a *Agent) parseAnswer(out *run.Output) error {
+	schema := a.cfg.OutputSchema
+	if schema == nil {
+		out.ContentType = "str"
+		return nil
+	}
+	answer, err := schema.parse(out.ContentString())
+	if err != nil {
+		return &InvalidOutputError{Schema: schema.Name, Err: err}
+	}
+	out.Content, out.ContentType = answer, schema.Name
+	return nil
+}
+
+// InvalidOutputError reports a structured answer that does not match the
+// agent's output schema.
+type InvalidOutputError struct {
+	Schema string
+	Err    error
+}
+
+// Error implements error.
+func (e *InvalidOutputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the validation error.
+func (e *InvalidOutputError) Unwrap() error { return e.Err }
+
+// errorType names an error's kind for RunError.error_type.
+func errorType(err error) string {
+	var invalid *InvalidOutputError
+	if errors.As(err, &invalid) {
+		return "output_validation_error"
+	}
+	var modelErr *model.Error
+	if errors.As(err, &modelErr) {
+		return modelErr.Class.String()
+	}
+	return "run_error"
+}
+
+// save writes the session (with its metrics) and the run, as one row.
+func (a *Agent) save(ctx context.Context, st *runState) error {
+	store := a.cfg.Store
+	if store == nil {
+		return nil
+	}
+	session := st.session
+	if st.out.Status == run.StatusCompleted {
+		accumulateSessionMetrics(session, st.out.Metrics)
+	}
+	if session.CreatedAt == 0 || st.out.Status == run.StatusCompleted {
+		stored, err := store.UpsertSession(ctx, session)
+		if err != nil {
+			return fmt.Errorf("save session %s: %w", session.SessionID, err)
+		}
+		st.session = stored
+	}
+	if _, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: session.SessionID, UserID: st.out.UserID, Run: st.out}); err != nil {
+		return fmt.Errorf("save run %s: %w", st.out.RunID, err)
+	}
+	return nil
+}
+
+// accumulateSessionMetrics adds a completed run's metrics to
+// session_data["session_metrics"].
+func accumulateSessionMetrics(session *storage.Session, metrics *run.RunMetrics) {
+	if session.SessionData == nil {
+		session.SessionData = map[string]any{}
+	}
+	var total run.SessionMetrics
+	switch stored := session.SessionData["session_metrics"].(type) {
+	case *run.SessionMetrics:
+		total = *stored
+	case map[string]any:
+		_ = remarshal(stored, &total) // an unreadable record starts over rather than failing the run
+	}
+	total.AccumulateFromRun(metrics)
+	session.SessionData["session_metrics"] = &total
+}

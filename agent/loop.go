@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/run"
+)
+
+// errPaused ends the model loop when a tool waits for a person.
+var errPaused = errors.New("run paused")
+
+// attempts runs the model loop, retrying retryable failures. Each retry
+// starts again from the messages the run began with.
+func (a *Agent) attempts(ctx context.Context, st *runState) error {
+	baseMessages, baseTools := len(st.messages), len(st.out.Tools)
+	maxAttempts := a.cfg.Retries + 1
+	for attempt := 1; ; attempt++ {
+		started := a.cfg.Now()
+		err := a.modelLoop(ctx, st)
+		if attempt > 1 || (err != nil && attempt < maxAttempts && a.retryable(ctx, err)) {
+			a.recordAttempt(st, attempt, started, err)
+		}
+		if err == nil || errors.Is(err, errPaused) || attempt >= maxAttempts || !a.retryable(ctx, err) {
+			return err
+		}
+		delay := a.retryDelay(attempt)
+		st.em.emit(&run.RunRetry{Attempt: attempt + 1, MaxAttempts: maxAttempts, Error: err.Error(), DelaySeconds: delay.Seconds()})
+		a.cfg.Logger.WarnContext(ctx, "retrying run", "run_id", st.out.RunID, "attempt", attempt+1, "max_attempts", maxAttempts, "error", err)
+		if err := a.cfg.Sleep(ctx, delay); err != nil {
+			return err
+		}
+		st.messages = st.messages[:baseMessages]
+		st.out.Tools = st.out.Tools[:baseTools]
+	}
+}
+
+func (a *Agent) retryable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && model.IsRetryable(err)
+}
+
+// retryDelay is the wait after the given failed attempt (1-based).
+func (a *Agent) retryDelay(attempt int) time.Duration {
+	delay := a.cfg.DelayBetweenRetries
+	if a.cfg.ExponentialBackoff {
+		delay = time.Duration(float64(delay) * math.Pow(2, float64(attempt-1)))
+	}
+	return delay
+}
+
+func (a *Agent) recordAttempt(st *runState, attempt int, started time.Time, err error) {
+	record := run.Attempt{Attempt: attempt, StartedAt: started.Unix(), EndedAt: a.cfg.Now().Unix()}
+	if err != nil && !errors.Is(err, errPaused) {
+		msg := err.Error()
+		record.Error = &msg
+	}
+	_ = st.out.AppendAttempt(record) // fails only on a corrupt metadata list, which a new run cannot have
+}
+
+// modelLoop calls the model, runs the tools it asks for, and repeats until
+// it answers without tool calls, a tool stops the loop, or a tool pauses it.
+func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		resp, err := a.callModel(ctx, st)
+		if err != nil {
+			return err
+		}
+		assistant := a.newMessage(run.RoleAssistant, resp.Content, a.cfg.Now())
+		assistant.ToolCalls = resp.ToolCalls
+		assistant.ReasoningContent = resp.ReasoningContent
+		assistant.ProviderData = resp.ProviderData
+		st.messages = append(st.messages, assistant)
+		if len(resp.ToolCalls) == 0 {
+			st.out.Content = resp.Content
+			st.out.ReasoningContent = resp.ReasoningContent
+			return nil
+		}
+		stop, err := a.runTools(ctx, st, resp.ToolCalls)
+		if err != nil || stop {
+			return err
+		}
+	}
+}
+
+// callModel sends the conversation to the model, streaming deltas to the
+// consumer when there is one, and records the usage.
+func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, error) {
+	req := &model.Request{Messages: st.messages, Tools: a.toolDefs}
+	if schema := a.cfg.OutputSchema; schema != nil {
+		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: true}
+	}
+	var resp *model.Response
+	if st.em.streaming() {
+		for chunk, err := range a.cfg.Model.Stream(ctx, req) {
+			if err != nil {
+				return nil, err
+			}
+			if chunk.Response != nil {
+				resp = chunk.Response
+				break
+			}
+			if chunk.ContentDelta != "" || chunk.ReasoningDelta != "" {
+				st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
+				content := &run.RunContent{ReasoningContent: chunk.ReasoningDelta, ContentType: a.contentType()}
+				if chunk.ContentDelta != "" {
+					content.Content = chunk.ContentDelta
+				}
+				if !st.em.emit(content) {
+					return nil, context.Canceled
+				}
+			}
+		}
+		if resp == nil {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s: the stream ended without a final reply", a.info.Provider)
+		}
+	} else {
+		var err error
+		if resp, err = a.cfg.Model.Invoke(ctx, req); err != nil {
+			return nil, err
+		}
+		st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
+	}
+	usage := run.ModelMetrics{Metrics: resp.Usage, ID: a.info.ID, Provider: a.info.Provider}
+	if usage.Cost == nil {
+		usage.Cost = a.cfg.Prices.cost(a.info.ID, resp.Usage)
+	}
+	st.out.Metrics.AddModelUsage(run.ModelTypeModel, usage)
+	return resp, nil
+}
+
+func (a *Agent) contentType() string {
+	if a.cfg.OutputSchema != nil {
+		return a.cfg.OutputSchema.Name
+	}
+	return "str"
+}

@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agnogo/agnogo/run"
+)
+
+// buildMessages assembles what the model sees first: the instructions, the
+// history of the session, and the input.
+func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) error {
+	now := a.cfg.Now()
+	if system := a.systemMessage(); system != "" {
+		st.messages = append(st.messages, a.newMessage(run.RoleSystem, system, now))
+	}
+	if a.cfg.AddHistoryToContext && a.cfg.Store != nil {
+		history, err := a.history(ctx, st.out.SessionID, st.out.UserID)
+		if err != nil {
+			return err
+		}
+		st.messages = append(st.messages, history...)
+	}
+	user := a.newMessage(run.RoleUser, in.InputContent, now)
+	user.Images, user.Audio, user.Videos, user.Files = in.Images, in.Audios, in.Videos, in.Files
+	st.messages = append(st.messages, user)
+	return nil
+}
+
+func (a *Agent) systemMessage() string {
+	system := a.cfg.Instructions
+	if schema := a.cfg.OutputSchema; schema != nil {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += fmt.Sprintf("Answer with a single JSON object that matches this JSON Schema (%s):\n%s", schema.Name, schema.Schema)
+	}
+	return system
+}
+
+// history returns copies of the messages of the session's last context runs
+// (completed or running top-level runs), flagged from_history. System
+// messages and the earlier runs' own history are left out.
+func (a *Agent) history(ctx context.Context, sessionID, userID string) ([]*run.Message, error) {
+	runs, err := a.cfg.Store.ContextRuns(ctx, sessionID, userID, a.cfg.NumHistoryRuns)
+	if err != nil {
+		return nil, fmt.Errorf("load history of session %s: %w", sessionID, err)
+	}
+	var history []*run.Message
+	for _, past := range runs {
+		for _, msg := range past.Messages {
+			if msg.Role == run.RoleSystem || msg.Role == run.RoleDeveloper || msg.FromHistory {
+				continue
+			}
+			copied := *msg
+			copied.FromHistory = true
+			history = append(history, &copied)
+		}
+	}
+	return history, nil
+}
+
+func (a *Agent) newMessage(role string, content any, now interface{ Unix() int64 }) *run.Message {
+	return &run.Message{ID: a.cfg.NewID(), Role: role, Content: content, CreatedAt: now.Unix()}
+}

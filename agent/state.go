@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// runState is one run in flight.
+type runState struct {
+	out     *run.Output
+	session *storage.Session
+	em      *emitter
+	// messages is the conversation sent to the model: the run's own
+	// messages plus, at the front, history copies that are not stored.
+	messages []*run.Message
+	// toolCalls counts the tool calls made so far, for ToolCallLimit.
+	toolCalls int
+}
+
+// ownMessages returns the messages that belong to the run (history left out).
+func (st *runState) ownMessages() []*run.Message {
+	own := make([]*run.Message, 0, len(st.messages))
+	for _, msg := range st.messages {
+		if !msg.FromHistory {
+			own = append(own, msg)
+		}
+	}
+	return own
+}
+
+// start loads or creates the session and opens the run's output.
+func (a *Agent) start(ctx context.Context, in *run.Input) (*runState, error) {
+	now := a.cfg.Now()
+	sessionID := in.SessionID
+	if sessionID == "" {
+		sessionID = a.cfg.NewID()
+	}
+	runID := in.RunID
+	if runID == "" {
+		runID = a.cfg.NewID()
+	}
+	session, err := a.loadSession(ctx, sessionID, in.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := &run.Output{
+		RunID:         runID,
+		AgentID:       a.cfg.ID,
+		AgentName:     a.cfg.Name,
+		SessionID:     sessionID,
+		UserID:        in.UserID,
+		Input:         in,
+		Model:         a.info.ID,
+		ModelProvider: a.info.Provider,
+		Status:        run.StatusRunning,
+		Metadata:      in.Metadata,
+		CreatedAt:     now.Unix(),
+		Metrics:       &run.RunMetrics{},
+	}
+	out.Metrics.StartTimer(now)
+	return &runState{out: out, session: session}, nil
+}
+
+// loadSession reads the session, or starts a new one. A session that exists
+// for another user is refused (reported as not found).
+func (a *Agent) loadSession(ctx context.Context, sessionID, userID string) (*storage.Session, error) {
+	fresh := &storage.Session{SessionID: sessionID, SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: userID}
+	if a.cfg.Store == nil {
+		return fresh, nil
+	}
+	session, err := a.cfg.Store.GetSession(ctx, sessionID, storage.GetSessionOptions{UserID: userID})
+	if errors.Is(err, storage.ErrNotFound) {
+		if userID == "" {
+			return fresh, nil
+		}
+		// The id may belong to another user: refuse rather than overwrite.
+		if _, err := a.cfg.Store.GetSession(ctx, sessionID, storage.GetSessionOptions{}); err == nil {
+			return nil, fmt.Errorf("session %s: %w", sessionID, storage.ErrNotFound)
+		}
+		return fresh, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", sessionID, err)
+	}
+	return session, nil
+}

@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/tool"
+)
+
+// runTools executes one model turn's tool calls and appends their results.
+// It reports whether a tool asked to stop the loop, and returns errPaused
+// when a tool waits for a person.
+func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall) (stop bool, err error) {
+	for _, call := range calls {
+		st.em.emit(&run.ToolCallStarted{Tool: &run.ToolExecution{ToolCallID: call.ID, ToolName: call.Function.Name,
+			ToolArgs: parseArgs(call.Function.Arguments), CreatedAt: a.cfg.Now().Unix()}})
+	}
+	outcomes := tool.Execute(ctx, a.tools, calls, tool.ExecuteOptions{Limit: a.cfg.ToolCallLimit, Used: st.toolCalls, Now: a.cfg.Now})
+	paused := false
+	for _, outcome := range outcomes {
+		if outcome.Counted {
+			st.toolCalls++
+		}
+		exec := outcome.Execution
+		st.out.Tools = append(st.out.Tools, exec)
+		if outcome.Paused() {
+			st.out.Requirements = append(st.out.Requirements, run.NewRequirement(exec, a.cfg.Now()))
+			paused = true
+			continue
+		}
+		a.appendResult(st, exec)
+		stop = stop || exec.StopAfterToolCall
+	}
+	a.markCheckpoint(st)
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if paused {
+		return false, errPaused
+	}
+	return stop, nil
+}
+
+// appendResult adds a tool's result message and reports the call.
+func (a *Agent) appendResult(st *runState, exec *run.ToolExecution) {
+	result := ""
+	if exec.Result != nil {
+		result = *exec.Result
+	}
+	msg := a.newMessage(run.RoleTool, result, a.cfg.Now())
+	msg.ToolCallID, msg.ToolName, msg.ToolArgs, msg.ToolCallError = exec.ToolCallID, exec.ToolName, exec.ToolArgs, exec.ToolCallError
+	msg.StopAfterToolCall = exec.StopAfterToolCall
+	st.messages = append(st.messages, msg)
+	if exec.ToolCallError != nil && *exec.ToolCallError {
+		st.em.emit(&run.ToolCallError{Tool: exec, Error: result})
+		return
+	}
+	st.em.emit(&run.ToolCallCompleted{Tool: exec, Content: result})
+}
+
+// markCheckpoint flags the last tool result of the batch just run as a
+// checkpoint: a safe place to continue from.
+func (a *Agent) markCheckpoint(st *runState) {
+	last := len(st.messages) - 1
+	if last < 0 || st.messages[last].Role != run.RoleTool {
+		return
+	}
+	st.messages[last].CheckpointStatus = "checkpoint"
+	st.messages[last].CheckpointCreatedAt = a.cfg.Now().Unix()
+	index := len(st.ownMessages())
+	st.out.LastCheckpointAtMessageIndex = &index
+}
+
+// unresolved lists the paused tools of a run that still wait for an answer.
+func unresolved(out *run.Output) []string {
+	var waiting []string
+	for _, t := range pendingTools(out) {
+		switch {
+		case t.RequiresConfirmation && t.Confirmed == nil,
+			t.RequiresUserInput && (t.Answered == nil || !*t.Answered),
+			t.ExternalExecutionRequired && t.Result == nil:
+			waiting = append(waiting, fmt.Sprintf("%s (%s)", t.ToolName, t.ToolCallID))
+		}
+	}
+	return waiting
+}
+
+// pendingTools returns the paused tools whose results are not yet in the
+// run's messages.
+func pendingTools(out *run.Output) []*run.ToolExecution {
+	answered := map[string]bool{}
+	for _, msg := range out.Messages {
+		if msg.Role == run.RoleTool {
+			answered[msg.ToolCallID] = true
+		}
+	}
+	var pending []*run.ToolExecution
+	for _, t := range out.Tools {
+		if t.Paused() && !answered[t.ToolCallID] {
+			pending = append(pending, t)
+		}
+	}
+	return pending
+}
+
+// resolvePending runs (or reports the rejection of) each paused tool of a
+// continued run, in call order, so the model sees every result.
+func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
+	for _, t := range pendingTools(st.out) {
+		switch {
+		case t.RequiresConfirmation && !*t.Confirmed:
+			note := strings.TrimSpace(t.ConfirmationNote)
+			result := fmt.Sprintf("The user rejected the call to %s.", t.ToolName)
+			if note != "" {
+				result += " Note: " + note
+			}
+			t.Result = &result
+		case t.ExternalExecutionRequired:
+			// The caller ran it; its result is in t.Result.
+		default:
+			if t.RequiresUserInput {
+				if t.ToolArgs == nil {
+					t.ToolArgs = map[string]any{}
+				}
+				for _, field := range t.UserInputSchema {
+					t.ToolArgs[field.Name] = field.Value
+				}
+			}
+			a.callTool(ctx, t)
+		}
+		failed := false
+		if t.ToolCallError == nil {
+			t.ToolCallError = &failed
+		}
+		a.appendResult(st, t)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callTool runs one tool the person approved (or answered), bypassing its
+// confirmation and user-input pause, and records the result on t.
+func (a *Agent) callTool(ctx context.Context, t *run.ToolExecution) {
+	call := run.ToolCall{ID: t.ToolCallID, Type: "function", Function: run.ToolCallFunction{Name: t.ToolName, Arguments: encodeArgs(t.ToolArgs)}}
+	outcome := tool.Execute(ctx, a.tools, []run.ToolCall{call}, tool.ExecuteOptions{Resolved: true, Now: a.cfg.Now})[0]
+	t.Result, t.ToolCallError, t.Metrics = outcome.Execution.Result, outcome.Execution.ToolCallError, outcome.Execution.Metrics
+}
+
+// parseArgs decodes a tool call's JSON arguments for display; invalid JSON
+// yields nil (the tool itself reports the problem).
+func parseArgs(arguments string) map[string]any {
+	var args map[string]any
+	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
+		return nil
+	}
+	return args
+}
