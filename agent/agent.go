@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"sync"
 
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
@@ -13,10 +14,16 @@ import (
 
 // Agent is a configured native agent. It implements [run.Runner].
 type Agent struct {
-	cfg      Config
-	tools    *tool.Set
-	toolDefs []model.ToolDefinition
-	info     model.Info
+	cfg  Config
+	info model.Info
+
+	// The tool set and the definitions sent to the model are built on the
+	// first run: New only validates, so building an agent per request stays
+	// cheap.
+	prepareOnce sync.Once
+	tools       *tool.Set
+	toolDefs    []model.ToolDefinition
+	prepareErr  error
 }
 
 var _ run.Runner = (*Agent)(nil)
@@ -27,14 +34,10 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	set, err := tool.NewSet(cfg.Tools...)
-	if err != nil {
+	if err := tool.CheckNames(cfg.Tools); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.ID, err)
 	}
-	a := &Agent{cfg: cfg, tools: set, info: cfg.Model.Info()}
-	for _, spec := range set.Specs() {
-		a.toolDefs = append(a.toolDefs, model.ToolDefinition{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
-	}
+	a := &Agent{cfg: cfg, info: cfg.Model.Info()}
 	if cfg.OutputSchema != nil && cfg.OutputSchema.resolved == nil {
 		checked, err := JSONSchema(cfg.OutputSchema.Name, cfg.OutputSchema.Schema)
 		if err != nil {
@@ -43,6 +46,22 @@ func New(cfg Config) (*Agent, error) {
 		a.cfg.OutputSchema = checked
 	}
 	return a, nil
+}
+
+// prepare builds the tool set on first use.
+func (a *Agent) prepare() error {
+	a.prepareOnce.Do(func() {
+		set, err := tool.NewSet(a.cfg.Tools...)
+		if err != nil {
+			a.prepareErr = fmt.Errorf("agent %s: %w", a.cfg.ID, err)
+			return
+		}
+		a.tools = set
+		for _, spec := range set.Specs() {
+			a.toolDefs = append(a.toolDefs, model.ToolDefinition{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+		}
+	})
+	return a.prepareErr
 }
 
 // ID implements [run.Runner].
@@ -89,6 +108,9 @@ func (e *startError) Error() string { return e.err.Error() }
 func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Event, error) bool) (*run.Output, error) {
 	if in == nil {
 		in = &run.Input{}
+	}
+	if err := a.prepare(); err != nil {
+		return nil, &startError{err}
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()

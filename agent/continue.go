@@ -108,6 +108,9 @@ func (a *Agent) ContinueRun(ctx context.Context, req ContinueRequest) (*run.Outp
 }
 
 func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
+	if err := a.prepare(); err != nil {
+		return nil, &startError{err}
+	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	st, err := a.reopen(ctx, req)

@@ -41,5 +41,9 @@ func (em *emitter) emit(e run.Event) bool {
 	return !em.stopped
 }
 
+// active reports whether an event would go anywhere: to a consumer or onto
+// the stored run. Building events nobody reads is skipped.
+func (em *emitter) active() bool { return em.keep || em.streaming() }
+
 // streaming reports whether someone consumes deltas.
 func (em *emitter) streaming() bool { return em.yield != nil && !em.stopped }

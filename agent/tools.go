@@ -15,6 +15,9 @@ import (
 // when a tool waits for a person.
 func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall) (stop bool, err error) {
 	for _, call := range calls {
+		if !st.em.active() {
+			break
+		}
 		st.em.emit(&run.ToolCallStarted{Tool: &run.ToolExecution{ToolCallID: call.ID, ToolName: call.Function.Name,
 			ToolArgs: parseArgs(call.Function.Arguments), CreatedAt: a.cfg.Now().Unix()}})
 	}

@@ -143,6 +143,12 @@ func Execute(ctx context.Context, tools *Set, calls []run.ToolCall, opts Execute
 		jobs = append(jobs, job{index: i, tool: t, args: args})
 	}
 
+	if len(jobs) == 1 && ctx.Err() == nil {
+		// One call, the common case: run it here, without a goroutine.
+		out := &outcomes[jobs[0].index]
+		out.execute(ctx, jobs[0].tool, jobs[0].args, now)
+		return outcomes
+	}
 	limit := opts.MaxParallel
 	if limit <= 0 || limit > len(jobs) {
 		limit = len(jobs)

@@ -179,6 +179,10 @@ func (b *base) Spec() Spec {
 	return cloneSpec(b.spec)
 }
 
+// checkedName returns the name, validated when the tool was built; it lets
+// [CheckNames] skip copying the spec and matching the name again.
+func (b *base) checkedName() string { return b.spec.Name }
+
 // ValidateArgs implements [Validator].
 func (b *base) ValidateArgs(args json.RawMessage) error {
 	_, err := b.check(args)

@@ -25,6 +25,48 @@ func NewSet(tools ...Tool) (*Set, error) {
 	return s, nil
 }
 
+// CheckNames reports what [NewSet] would reject — a nil tool, an invalid
+// name, two tools with one name — without building a set. It allocates
+// nothing for tools built by this package, so constructors can validate
+// eagerly and build the set on first use.
+func CheckNames(tools []Tool) error {
+	var small [16]string
+	names := small[:0]
+	seen := map[string]bool(nil)
+	var errs []error
+	for i, t := range tools {
+		if t == nil {
+			errs = append(errs, fmt.Errorf("tool %d is nil", i))
+			continue
+		}
+		var name string
+		if checked, ok := t.(interface{ checkedName() string }); ok {
+			name = checked.checkedName()
+		} else {
+			name = t.Spec().Name
+			if err := validateName(name); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		duplicate := false
+		if len(tools) <= len(small) {
+			duplicate = slices.Contains(names, name)
+			names = append(names, name)
+		} else {
+			if seen == nil {
+				seen = make(map[string]bool, len(tools))
+			}
+			duplicate = seen[name]
+			seen[name] = true
+		}
+		if duplicate {
+			errs = append(errs, fmt.Errorf("duplicate tool name %q", name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // With returns a new set holding the tools of s followed by tools; s is not
 // changed. It fails as [NewSet] does.
 func (s *Set) With(tools ...Tool) (*Set, error) {
