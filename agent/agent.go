@@ -51,7 +51,16 @@ func New(cfg Config) (*Agent, error) {
 // prepare builds the tool set on first use.
 func (a *Agent) prepare() error {
 	a.prepareOnce.Do(func() {
-		set, err := tool.NewSet(a.cfg.Tools...)
+		tools := a.cfg.Tools
+		if a.cfg.OffloadToolResults {
+			extra, err := a.offloadTools()
+			if err != nil {
+				a.prepareErr = fmt.Errorf("agent %s: %w", a.cfg.ID, err)
+				return
+			}
+			tools = append(append([]tool.Tool(nil), tools...), extra...)
+		}
+		set, err := tool.NewSet(tools...)
 		if err != nil {
 			a.prepareErr = fmt.Errorf("agent %s: %w", a.cfg.ID, err)
 			return
@@ -114,6 +123,9 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	if a.cfg.OffloadToolResults {
+		ctx = context.WithValue(ctx, userKey{}, in.UserID)
+	}
 	st, err := a.start(ctx, in)
 	if err != nil {
 		return nil, &startError{err}

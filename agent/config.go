@@ -52,6 +52,16 @@ type Config struct {
 	// StoreEvents keeps the run's events on the stored run. Defaults to false.
 	StoreEvents bool
 
+	// OffloadToolResults stores tool results longer than OffloadThreshold
+	// characters in the Store (agno_tool_results) and shows the model an
+	// envelope with a preview instead; the agent gets read_result and
+	// search_result tools to page through them. Needs a Store. Defaults to
+	// false.
+	OffloadToolResults bool
+	// OffloadThreshold is the size, in characters, above which a result is
+	// offloaded. Defaults to 16,000.
+	OffloadThreshold int
+
 	// Prices, when set, give a cost to each model call from its tokens.
 	Prices PriceTable
 
@@ -76,6 +86,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Name == "" {
 		c.Name = c.ID
+	}
+	if c.OffloadThreshold == 0 {
+		c.OffloadThreshold = DefaultOffloadThreshold
 	}
 	if c.NumHistoryRuns == 0 {
 		c.NumHistoryRuns = defaultNumHistoryRuns
@@ -110,6 +123,9 @@ func (c *Config) validate() error {
 	}
 	if c.DelayBetweenRetries < 0 {
 		errs = append(errs, fmt.Errorf("DelayBetweenRetries %v must not be negative", c.DelayBetweenRetries))
+	}
+	if c.OffloadToolResults && c.Store == nil {
+		errs = append(errs, errors.New("OffloadToolResults needs a Store to keep the results in"))
 	}
 	if c.ToolCallLimit < 0 {
 		errs = append(errs, fmt.Errorf("ToolCallLimit %d must not be negative", c.ToolCallLimit))

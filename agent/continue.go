@@ -113,6 +113,9 @@ func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(r
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	if a.cfg.OffloadToolResults {
+		ctx = context.WithValue(ctx, userKey{}, req.UserID)
+	}
 	st, err := a.reopen(ctx, req)
 	if err != nil {
 		return nil, &startError{err}

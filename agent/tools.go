@@ -34,7 +34,7 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 			paused = true
 			continue
 		}
-		a.appendResult(st, exec)
+		a.appendResult(ctx, st, exec)
 		stop = stop || exec.StopAfterToolCall
 	}
 	a.markCheckpoint(st)
@@ -47,8 +47,10 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 	return stop, nil
 }
 
-// appendResult adds a tool's result message and reports the call.
-func (a *Agent) appendResult(st *runState, exec *run.ToolExecution) {
+// appendResult adds a tool's result message and reports the call. A result
+// too large for the context is offloaded first.
+func (a *Agent) appendResult(ctx context.Context, st *runState, exec *run.ToolExecution) {
+	a.offload(ctx, st, exec)
 	result := ""
 	if exec.Result != nil {
 		result = *exec.Result
@@ -138,7 +140,7 @@ func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
 		if t.ToolCallError == nil {
 			t.ToolCallError = &failed
 		}
-		a.appendResult(st, t)
+		a.appendResult(ctx, st, t)
 		if err := ctx.Err(); err != nil {
 			return err
 		}

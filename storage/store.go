@@ -86,6 +86,18 @@ type Store interface {
 	RunStore
 	TranscriptStore
 	MemoryStore
+	ToolResultStore
 	// Close releases the store's connections.
 	Close() error
+}
+
+// ToolResultStore keeps tool results too large for a model's context
+// (agno_tool_results): the run shows an envelope with a preview, and the
+// model pages through the whole result with the read_result and
+// search_result tools.
+type ToolResultStore interface {
+	// PutToolResult stores a result; an existing id is replaced.
+	PutToolResult(ctx context.Context, r *ToolResult) error
+	// GetToolResult reads a result with its content.
+	GetToolResult(ctx context.Context, resultID, userID string) (*ToolResult, error)
 }

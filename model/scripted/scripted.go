@@ -26,7 +26,13 @@ type Reply struct {
 	Usage *run.Metrics
 	// Chunks splits Content into this many streamed deltas. Defaults to 1.
 	Chunks int
+	// Func, when set, computes the reply from the request instead.
+	Func func(req *model.Request) Reply
 }
+
+// Respond is a reply computed from the request, for scripts that must read
+// what the agent sent (say, an id in a tool result).
+func Respond(fn func(req *model.Request) Reply) Reply { return Reply{Func: fn} }
 
 // Text is a plain text reply.
 func Text(content string) Reply { return Reply{Content: content} }
@@ -120,6 +126,9 @@ func (m *Model) Invoke(ctx context.Context, req *model.Request) (*model.Response
 	reply, n, err := m.take(req)
 	if err != nil {
 		return nil, err
+	}
+	if reply.Func != nil {
+		reply = reply.Func(req)
 	}
 	if reply.Err != nil {
 		return nil, reply.Err

@@ -189,7 +189,7 @@ func stamps(t *testing.T, db database) map[string]string {
 }
 
 var currentStamps = map[string]string{
-	"agno_sessions": "3.0.0", "agno_runs": "3.0.0", "agno_memories": "3.0.0", "agno_metrics": "3.0.0", "agno_transcripts": "3.1.0",
+	"agno_sessions": "3.0.0", "agno_runs": "3.0.0", "agno_memories": "3.0.0", "agno_metrics": "3.0.0", "agno_transcripts": "3.1.0", "agno_tool_results": "3.0.0",
 }
 
 func TestUpCreatesEmptyDatabase(t *testing.T) {

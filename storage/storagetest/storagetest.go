@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"Runs", runTests()},
 		{"Transcripts", transcriptTests()},
 		{"Memories", memoryTests()},
+		{"ToolResults", toolResultTests()},
 		{"Isolation", isolationTests()},
 		{"Concurrency", concurrencyTests()},
 	}

@@ -29,6 +29,7 @@ func (s *Store) Tables() []migrate.Table {
 			{Version: "3.0.0", Description: "scope metrics by user: user_id NOT NULL DEFAULT '' and UNIQUE (user_id, date, aggregation_period)"},
 		}},
 		{Name: TranscriptsTable, Version: "3.1.0"},
+		{Name: ToolResultsTable, Version: "3.0.0"},
 	}
 }
 

@@ -12,14 +12,15 @@ const (
 	TranscriptsTable    = "agno_transcripts"
 	MemoriesTable       = "agno_memories"
 	MetricsTable        = "agno_metrics"
+	ToolResultsTable    = "agno_tool_results"
 	SchemaVersionsTable = "agno_schema_versions"
 )
 
 // tables holds the qualified (schema-prefixed on Postgres) names used in
 // statements.
 type tables struct {
-	schema                                                   string
-	sessions, runs, transcripts, memories, metrics, versions string
+	schema                                                                string
+	sessions, runs, transcripts, memories, metrics, toolResults, versions string
 }
 
 func newTables(d Dialect, schema string) tables {
@@ -36,6 +37,7 @@ func newTables(d Dialect, schema string) tables {
 		transcripts: q(TranscriptsTable),
 		memories:    q(MemoriesTable),
 		metrics:     q(MetricsTable),
+		toolResults: q(ToolResultsTable),
 		versions:    q(SchemaVersionsTable),
 	}
 }
@@ -136,6 +138,32 @@ func (s *Store) ddl(table string) []string {
 )`, t.memories, j),
 			idx("idx_agno_memories_user_id", t.memories, "user_id"),
 			idx("idx_agno_memories_updated_at", t.memories, "updated_at"),
+		}
+	case ToolResultsTable:
+		// content is agnogo's addition: the result itself lives in the row
+		// instead of a separate file store.
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	result_id VARCHAR NOT NULL PRIMARY KEY,
+	namespace VARCHAR NOT NULL,
+	path VARCHAR NOT NULL,
+	session_id VARCHAR,
+	run_id VARCHAR,
+	tool_call_id VARCHAR,
+	tool_name VARCHAR,
+	args_hash VARCHAR,
+	content_type VARCHAR,
+	size_bytes BIGINT NOT NULL,
+	line_count BIGINT NOT NULL,
+	preview TEXT,
+	user_id VARCHAR,
+	created_at BIGINT NOT NULL,
+	expires_at BIGINT,
+	content TEXT NOT NULL,
+	CONSTRAINT uq_tool_results_namespace_path UNIQUE (namespace, path)
+)`, t.toolResults),
+			idx("idx_agno_tool_results_session_created", t.toolResults, "session_id, created_at"),
+			idx("idx_agno_tool_results_expires_at", t.toolResults, "expires_at"),
 		}
 	case MetricsTable:
 		return []string{
