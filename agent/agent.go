@@ -135,7 +135,11 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	if err := a.buildMessages(ctx, st, in); err != nil {
 		return a.finish(parent, st, err)
 	}
-	return a.finish(parent, st, a.attempts(ctx, st))
+	err = a.attempts(ctx, st)
+	if err == nil {
+		a.updateMemories(ctx, st, in.ContentString())
+	}
+	return a.finish(parent, st, err)
 }
 
 // encodeArgs renders parsed tool arguments back to JSON.

@@ -62,6 +62,16 @@ type Config struct {
 	// offloaded. Defaults to 16,000.
 	OffloadThreshold int
 
+	// UpdateMemoryOnRun asks the memory model, after each completed run of a
+	// user, what it learned about the user, and stores new memories in the
+	// Store (agno_memories). Needs a Store and a user id. Defaults to false.
+	UpdateMemoryOnRun bool
+	// AddMemoriesToContext tells the model the user's memories in the
+	// system message. Defaults to false.
+	AddMemoriesToContext bool
+	// MemoryModel extracts memories. Defaults to Model.
+	MemoryModel model.Model
+
 	// Prices, when set, give a cost to each model call from its tokens.
 	Prices PriceTable
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agnogo/agnogo/run"
 )
@@ -11,7 +12,17 @@ import (
 // history of the session, and the input.
 func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) error {
 	now := a.cfg.Now()
-	if system := a.systemMessage(); system != "" {
+	system := a.systemMessage()
+	if a.cfg.AddMemoriesToContext && a.cfg.Store != nil && st.out.UserID != "" {
+		memories, err := a.userMemories(ctx, st.out.UserID)
+		if err != nil {
+			return err
+		}
+		if len(memories) > 0 {
+			system = strings.TrimLeft(system+"\n\n"+memoriesPrompt(memories), "\n")
+		}
+	}
+	if system != "" {
 		st.messages = append(st.messages, a.newMessage(run.RoleSystem, system, now))
 	}
 	if a.cfg.AddHistoryToContext && a.cfg.Store != nil {
