@@ -391,3 +391,26 @@ func TestNewValidatesConfig(t *testing.T) {
 	_, err = agent.JSONSchema("x", json.RawMessage(`{"type":"string"}`))
 	require.Error(t, err)
 }
+
+func TestCostFromPriceTable(t *testing.T) {
+	usage := run.Metrics{InputTokens: 1000, OutputTokens: 500, TotalTokens: 1500}
+	b := setup(t, []scripted.Reply{{Content: "hi", Usage: &usage}}, func(c *agent.Config) {
+		c.Prices = agent.PriceTable{"scripted": {Input: 2, Output: 10}}
+	})
+	out, err := b.agent.Run(t.Context(), &run.Input{InputContent: "hi"})
+	require.NoError(t, err)
+	require.NotNil(t, out.Metrics.Cost)
+	require.InDelta(t, 0.002+0.005, *out.Metrics.Cost, 1e-12)
+}
+
+func TestSessionStateIsMergedAndSaved(t *testing.T) {
+	b := setup(t, []scripted.Reply{scripted.Text("a"), scripted.Text("b")}, func(c *agent.Config) {
+		c.SessionState = map[string]any{"cart": []any{}, "currency": "EUR"}
+	})
+	out, err := b.agent.Run(t.Context(), &run.Input{InputContent: "hi", SessionID: "s1", SessionState: map[string]any{"currency": "USD"}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"cart": []any{}, "currency": "USD"}, out.SessionState)
+	out, err = b.agent.Run(t.Context(), &run.Input{InputContent: "again", SessionID: "s1"})
+	require.NoError(t, err)
+	require.Equal(t, "USD", out.SessionState["currency"], "the state persists across runs of the session")
+}

@@ -29,6 +29,11 @@ type Config struct {
 	// there is no history, and Continue needs the paused run passed in.
 	Store storage.Store
 
+	// SessionState is the initial state of a new session, under
+	// session_data["session_state"]; a run's Input.SessionState is merged
+	// into it. Defaults to none.
+	SessionState map[string]any
+
 	// AddHistoryToContext sends earlier runs of the session to the model.
 	// Defaults to false.
 	AddHistoryToContext bool

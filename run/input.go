@@ -23,6 +23,9 @@ type Input struct {
 	RunID string `json:"-"`
 	// Metadata is stored on the run.
 	Metadata map[string]any `json:"-"`
+	// SessionState is merged into the session's state (key by key) before
+	// the run; the merged state is saved with the session.
+	SessionState map[string]any `json:"-"`
 }
 
 // ContentString renders InputContent as text: a string as is, anything else as
