@@ -414,3 +414,27 @@ func TestSessionStateIsMergedAndSaved(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "USD", out.SessionState["currency"], "the state persists across runs of the session")
 }
+
+type looseAnswer struct {
+	City string `json:"city"`
+	Note string `json:"note,omitempty"`
+}
+
+// TestStrictOnlyWhenTheSchemaAllows: providers reject strict mode for a schema
+// with optional properties, so such a schema is sent without it (and still
+// validated by the agent).
+func TestStrictOnlyWhenTheSchemaAllows(t *testing.T) {
+	for _, tc := range []struct {
+		schema func() (*agent.OutputSchema, error)
+		strict bool
+	}{
+		{agent.SchemaFor[answer], true},
+		{agent.SchemaFor[looseAnswer], false},
+	} {
+		schema, err := tc.schema()
+		require.NoError(t, err)
+		b := setup(t, []scripted.Reply{scripted.Text(`{"city":"Paris","temp_c":1}`)}, func(c *agent.Config) { c.OutputSchema = schema })
+		_, _ = b.agent.Run(t.Context(), &run.Input{InputContent: "x"})
+		require.Equal(t, tc.strict, b.model.Requests()[0].ResponseFormat.Strict, schema.Name)
+	}
+}

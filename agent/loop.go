@@ -94,7 +94,7 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, error) {
 	req := &model.Request{Messages: st.messages, Tools: a.toolDefs}
 	if schema := a.cfg.OutputSchema; schema != nil {
-		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: true}
+		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: schema.strict}
 	}
 	var resp *model.Response
 	if st.em.streaming() {

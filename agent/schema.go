@@ -18,6 +18,10 @@ type OutputSchema struct {
 	Schema json.RawMessage
 
 	resolved *jsonschema.Resolved
+	// strict records that the schema meets the providers' strict mode rules
+	// (every object closed, every property required), so it can be enforced
+	// natively; other schemas are sent as guidance and validated here.
+	strict bool
 }
 
 // SchemaFor infers the output schema of T, a struct type; the answer's
@@ -54,7 +58,29 @@ func JSONSchema(name string, schema json.RawMessage) (*OutputSchema, error) {
 	if name == "" {
 		name = "output"
 	}
-	return &OutputSchema{Name: name, Schema: schema, resolved: resolved}, nil
+	return &OutputSchema{Name: name, Schema: schema, resolved: resolved, strict: strictCompatible(&parsed)}, nil
+}
+
+// strictCompatible reports whether every object in s is closed
+// (additionalProperties: false) and requires all of its properties.
+func strictCompatible(s *jsonschema.Schema) bool {
+	if s == nil {
+		return true
+	}
+	if s.Type == "object" || len(s.Properties) > 0 {
+		if s.AdditionalProperties == nil || s.AdditionalProperties.Not == nil || len(s.Required) != len(s.Properties) {
+			return false
+		}
+		for _, prop := range s.Properties {
+			if !strictCompatible(prop) {
+				return false
+			}
+		}
+	}
+	if s.Items != nil && !strictCompatible(s.Items) {
+		return false
+	}
+	return true
 }
 
 // parse decodes and validates a structured answer.
