@@ -438,3 +438,14 @@ func TestStrictOnlyWhenTheSchemaAllows(t *testing.T) {
 		require.Equal(t, tc.strict, b.model.Requests()[0].ResponseFormat.Strict, schema.Name)
 	}
 }
+
+// TestHistoryOnANewUserSession: the first run of a user's new session has no
+// history to read, and must not fail looking for it.
+func TestHistoryOnANewUserSession(t *testing.T) {
+	b := setup(t, []scripted.Reply{scripted.Text("hi"), scripted.Text("again")}, func(c *agent.Config) { c.AddHistoryToContext = true })
+	out, err := b.agent.Run(t.Context(), &run.Input{InputContent: "hello", UserID: "ada"})
+	require.NoError(t, err)
+	_, err = b.agent.Run(t.Context(), &run.Input{InputContent: "and now?", UserID: "ada", SessionID: out.SessionID})
+	require.NoError(t, err)
+	require.Len(t, b.model.Requests()[1].Messages, 4, "system, history (2), input")
+}

@@ -25,7 +25,8 @@ func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) 
 	if system != "" {
 		st.messages = append(st.messages, a.newMessage(run.RoleSystem, system, now))
 	}
-	if a.cfg.AddHistoryToContext && a.cfg.Store != nil {
+	// A session not stored yet has no history to read.
+	if a.cfg.AddHistoryToContext && a.cfg.Store != nil && st.session.CreatedAt != 0 {
 		history, err := a.history(ctx, st.out.SessionID, st.out.UserID)
 		if err != nil {
 			return err

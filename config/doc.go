@@ -1,3 +1,64 @@
-// Package config reads the agnogo YAML configuration file and builds a ready
-// AgentOS from it: database, optional Redis, queue, auth, models and agents.
+// Package config reads the agnogo YAML configuration file and builds what it
+// describes: the database and the agents, ready to run.
+//
+//	file, err := config.Load("agnogo.yaml")   // or config.Default(os.Getenv) without a file
+//	if err != nil { … }                        // every problem, each naming its line
+//	agentOS, err := file.Build(ctx, config.BuildOptions{})
+//	if err != nil { … }
+//	defer agentOS.Close()
+//	runner, err := agentOS.Runner("assistant")
+//
+// The format is documented key by key, with defaults, in docs/config.md:
+//
+//	name: My AgentOS
+//	db: sqlite://./agnogo.db
+//	models:
+//	  local: {provider: openai, id: gpt-5-mini, base_url: http://127.0.0.1:11434/v1, api_key: ${OPENAI_API_KEY}}
+//	agents:
+//	  - id: assistant
+//	    model: local                 # a key of models, or provider:id such as anthropic:claude-sonnet-4-6
+//	    tools: [workspace]
+//	    add_history_to_context: true
+//
+// # Strictness
+//
+// [Parse] walks the YAML node tree itself instead of decoding into tagged
+// structs, so an unknown key ("modle"), a value of the wrong type ("retries:
+// lots"), a duplicate key or agent id, a model reference that leads nowhere,
+// an unknown provider or toolkit are each reported as an [*Error] naming the
+// file and line — agnogo.yaml:12: unknown key "modle" in agent "coder"; did
+// you mean "model"? — and all of them at once, in line order. A key that
+// belongs to another agent type (sandbox on a native agent) says which type
+// it is for. YAML merge keys (<<: *anchor) work inside the known keys.
+//
+// # Environment variables
+//
+// ${VAR} in a value is replaced by the variable's value, and ${VAR:-default}
+// by the default when VAR is unset or empty. An unset variable without a
+// default becomes the empty string, which for most keys means "use the
+// default" (an empty db is sqlite://./agnogo.db); an empty
+// auth.security_key adds a warning to [File.Warnings]. $${ writes a literal
+// ${. $VAR without braces is left alone.
+//
+// Variables are expanded inside values only, after the YAML is parsed, so a
+// value holding a colon, a # or a newline can never change the file's
+// structure, and ${VAR} works inside flow mappings such as {api_key:
+// ${KEY}}. An unquoted value is typed by its expanded text: retries:
+// ${RETRIES:-2} is a number.
+//
+// # Models and credentials
+//
+// openai models read OPENAI_API_KEY (and OPENAI_BASE_URL) when the file
+// gives no api_key (and base_url); anthropic models read ANTHROPIC_API_KEY;
+// ollama models talk to http://127.0.0.1:11434/v1 with no key. A model
+// without any credentials does not stop [File.Build]: the OS starts, its
+// Warnings name the variable to set, and each run of the model's agents
+// fails with an authentication error naming it.
+//
+// # External agents
+//
+// Agents of type claude and codex are parsed and checked (cwd,
+// permission_mode, sandbox, …) but this build cannot run them:
+// [OS.Runner] returns an error wrapping [ErrUnavailable] for them, so a
+// config written for a later release still loads.
 package config

@@ -3,6 +3,7 @@
 // Usage:
 //
 //	agnogo migrate [--db URL] [--target VERSION] [--schema NAME] [--json] [--cleanup-legacy-runs [--force]]
+//	agnogo run [--config FILE] [--db URL] AGENT MESSAGE [--session ID] [--user U] [--json] [--stream]
 //	agnogo serve [--config FILE] [--addr 127.0.0.1:7777] [--db URL]
 //	agnogo version
 //
@@ -16,9 +17,18 @@
 // agno_runs, and the old column is kept as a backup until
 // `--cleanup-legacy-runs --force` drops it.
 //
+// `agnogo run` loads the config file (--config, else ./agnogo.yaml when it
+// exists, else the default "assistant" agent on $AGNOGO_MODEL; see package
+// config and docs/config.md), runs AGENT on MESSAGE in this process and
+// prints the answer, then a status line on stderr. --json prints the whole
+// run (RunOutput); --stream prints answer deltas and tool calls as they
+// happen, or with --json each event as a JSON line. A run that fails, is
+// cancelled (Ctrl-C) or pauses for a confirmation exits with status 1; an
+// unknown agent or an invalid config file with status 2.
+//
 // `agnogo serve` opens (or creates) the database and checks its schema; the
 // HTTP server itself is not part of this build yet.
 //
 // Exit codes: 0 success, 1 failure, 2 usage error (an unknown command or flag,
-// a bad flag value). Errors are printed on stderr as "agnogo: <message>".
+// a bad flag value, an invalid config file, an unknown agent). Errors are printed on stderr as "agnogo: <message>".
 package main

@@ -1,0 +1,421 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agnogo/agnogo/config"
+	agnorun "github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/dburl"
+)
+
+// defaultConfigPath is the config file `agnogo run` reads when --config is
+// not given and the file exists.
+const defaultConfigPath = "agnogo.yaml"
+
+// runFlags are the flags of `agnogo run`.
+type runFlags struct {
+	config  string
+	db      string
+	session string
+	user    string
+	json    bool
+	stream  bool
+}
+
+func (c *cli) runCommand() *cobra.Command {
+	var flags runFlags
+	cmd := &cobra.Command{
+		Use:   "run AGENT MESSAGE",
+		Short: "Run an agent once, in this process, and print its answer",
+		Long: `Run sends MESSAGE to the agent AGENT and prints the answer on stdout, then a
+status line (status, session and run ids, tokens) on stderr. The agent runs in
+this process, on the database of the config file (or --db), so the run is
+stored and --session continues an earlier conversation.
+
+The config is --config, else ./agnogo.yaml when it exists, else the default:
+one "assistant" agent on the model named by AGNOGO_MODEL (openai:gpt-5-mini
+unless set; anthropic:ID and ollama:NAME also work), credentials from
+OPENAI_API_KEY or ANTHROPIC_API_KEY. See docs/config.md.
+
+--json prints the whole run (RunOutput) as JSON instead. --stream prints the
+answer as it is generated, with a line for each tool call; with --json too,
+it prints each event as one JSON line.
+
+Exit status: 0 when the run completed; 1 when it failed, was cancelled
+(Ctrl-C) or paused for a confirmation — a paused run is continued through the
+AgentOS API, which this command does not do; 2 for a usage error, an invalid
+config file or an unknown agent.`,
+		Example: `  agnogo run assistant "What is the capital of France?"
+  agnogo run --config agnogo.yaml coder "Summarize README.md" --stream
+  agnogo run assistant "And of Italy?" --session 0198c0de-... --json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef(`run takes AGENT and MESSAGE, got %d argument(s); quote the message: agnogo run assistant "hello there"`, len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.runAgent(cmd, flags, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&flags.config, "config", "", "config file (YAML); defaults to ./agnogo.yaml when it exists, else the default assistant")
+	f.StringVar(&flags.db, "db", "", "database URL, overriding the config's db (default "+defaultDB+")")
+	f.StringVar(&flags.session, "session", "", "session id to continue (default: a new session)")
+	f.StringVar(&flags.user, "user", "", "user id that owns the run")
+	f.BoolVar(&flags.json, "json", false, "print the run (RunOutput) as JSON; with --stream, each event as a JSON line")
+	f.BoolVar(&flags.stream, "stream", false, "print the answer as it arrives, and tool calls as lines")
+	return cmd
+}
+
+func (c *cli) runAgent(cmd *cobra.Command, flags runFlags, agentID, message string) error {
+	ctx := cmd.Context()
+	if flags.db != "" {
+		if _, err := dburl.Parse(flags.db); err != nil {
+			return usagef("--db: %v", err)
+		}
+	}
+	file, err := loadRunConfig(flags.config)
+	if err != nil {
+		return err
+	}
+	agentOS, err := file.Build(ctx, config.BuildOptions{DB: flags.db})
+	var configErr *config.Error
+	if errors.As(err, &configErr) || errors.Is(err, storage.ErrInvalid) {
+		return &usageError{err: err}
+	}
+	if err != nil {
+		return err
+	}
+	defer agentOS.Close()
+
+	runner, err := agentOS.Runner(agentID)
+	if errors.Is(err, config.ErrUnknownAgent) {
+		return &usageError{err: err}
+	}
+	if err != nil {
+		return err
+	}
+
+	in := &agnorun.Input{InputContent: message, SessionID: flags.session, UserID: flags.user}
+	out := cmd.OutOrStdout()
+	if flags.stream {
+		return c.streamRun(ctx, runner, in, out, flags.json)
+	}
+	output, runErr := execute(ctx, runner, in)
+	if output == nil {
+		return runErr
+	}
+	if flags.json {
+		if err := writeJSON(out, output); err != nil {
+			return err
+		}
+	}
+	return c.report(output, runErr, out, reportOptions{content: !flags.json, status: !flags.json})
+}
+
+// loadRunConfig reads the config file named by --config, else ./agnogo.yaml
+// when it exists, else returns the default configuration.
+func loadRunConfig(path string) (*config.File, error) {
+	explicit := path != ""
+	if !explicit {
+		if _, err := os.Stat(defaultConfigPath); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("config file: %w", err)
+			}
+			file, err := config.Default(os.Getenv)
+			if err != nil {
+				return nil, &usageError{err: err}
+			}
+			return file, nil
+		}
+		path = defaultConfigPath
+	}
+	file, err := config.Load(path)
+	var configErr *config.Error
+	switch {
+	case errors.As(err, &configErr):
+		return nil, &usageError{err: err}
+	case err != nil && explicit && errors.Is(err, fs.ErrNotExist):
+		return nil, usagef("--config: %v", err)
+	case err != nil:
+		return nil, err
+	}
+	return file, nil
+}
+
+// outputRunner is a runner that returns the whole run, as agents do.
+type outputRunner interface {
+	Run(ctx context.Context, in *agnorun.Input) (*agnorun.Output, error)
+}
+
+// execute runs in to its end and returns the run. A runner without a Run
+// method is streamed and the run rebuilt from its terminal event.
+func execute(ctx context.Context, runner agnorun.Runner, in *agnorun.Input) (*agnorun.Output, error) {
+	if r, ok := runner.(outputRunner); ok {
+		return r.Run(ctx, in)
+	}
+	var output *agnorun.Output
+	for event, err := range runner.Stream(ctx, in) {
+		if err != nil {
+			return output, err
+		}
+		if terminal := outputOf(event); terminal != nil {
+			output = terminal
+		}
+	}
+	if output == nil {
+		return nil, fmt.Errorf("agent %s ended its run without a final event", runner.ID())
+	}
+	if output.Status == agnorun.StatusError {
+		return output, errors.New(output.ContentString())
+	}
+	return output, nil
+}
+
+// outputOf returns the run a terminal event describes, or nil for any other
+// event.
+func outputOf(event agnorun.Event) *agnorun.Output {
+	base := event.Base()
+	output := &agnorun.Output{RunID: base.RunID, AgentID: base.AgentID, AgentName: base.AgentName, SessionID: base.SessionID}
+	switch e := event.(type) {
+	case *agnorun.RunCompleted:
+		output.Status, output.Content, output.ContentType, output.Metrics = agnorun.StatusCompleted, e.Content, e.ContentType, e.Metrics
+	case *agnorun.RunError:
+		output.Status, output.Content = agnorun.StatusError, e.Content
+	case *agnorun.RunCancelled:
+		output.Status = agnorun.StatusCancelled
+	case *agnorun.RunPaused:
+		output.Status, output.Requirements = agnorun.StatusPaused, e.Requirements
+	default:
+		return nil
+	}
+	return output
+}
+
+// reportOptions say what [cli.report] prints besides the error.
+type reportOptions struct {
+	// content prints the answer, or a paused run's requirements, on stdout.
+	content bool
+	// status prints the status line of a completed run on stderr.
+	status bool
+}
+
+// report prints the end of a finished run and returns the error that sets
+// the exit status: nil only when the run completed.
+func (c *cli) report(output *agnorun.Output, runErr error, out io.Writer, opts reportOptions) error {
+	switch output.Status {
+	case agnorun.StatusCompleted:
+		if opts.content {
+			if content := output.ContentString(); content != "" {
+				fmt.Fprint(out, withNewline(content))
+			}
+		}
+		if opts.status {
+			fmt.Fprintln(c.stderr, statusLine(output))
+		}
+		return nil
+	case agnorun.StatusPaused:
+		pending := output.ActiveRequirements()
+		if opts.content {
+			printRequirements(out, pending)
+		}
+		return fmt.Errorf("run %s paused for %d %s; continuing a paused run is done through the AgentOS API (POST /agents/%s/runs/%s/continue), not by agnogo run",
+			output.RunID, len(pending), plural(len(pending), "requirement", "requirements"), output.AgentID, output.RunID)
+	case agnorun.StatusCancelled:
+		return fmt.Errorf("run %s cancelled", output.RunID)
+	}
+	message := output.ContentString()
+	if runErr != nil {
+		message = runErr.Error()
+	}
+	return fmt.Errorf("run %s failed: %s", output.RunID, message)
+}
+
+// statusLine is the line printed on stderr after a completed run.
+func statusLine(output *agnorun.Output) string {
+	line := fmt.Sprintf("%s  session %s  run %s", output.Status, output.SessionID, output.RunID)
+	if m := output.Metrics; m != nil && (m.InputTokens > 0 || m.OutputTokens > 0) {
+		line += fmt.Sprintf("  tokens %d in / %d out", m.InputTokens, m.OutputTokens)
+	}
+	return line
+}
+
+// printRequirements lists what a paused run waits for, one line each.
+func printRequirements(out io.Writer, requirements []*agnorun.Requirement) {
+	for _, req := range requirements {
+		what := "resolve"
+		switch {
+		case req.NeedsConfirmation():
+			what = "confirm"
+		case req.NeedsUserInput():
+			what = "give input for"
+		case req.NeedsUserFeedback():
+			what = "give feedback on"
+		case req.NeedsExternalExecution():
+			what = "run externally"
+		}
+		name, args := "?", "{}"
+		if tool := req.ToolExecution; tool != nil {
+			name, args = tool.ToolName, compactJSON(tool.ToolArgs)
+		}
+		fmt.Fprintf(out, "paused: %s %s %s (requirement %s)\n", what, name, args, req.ID)
+	}
+}
+
+// streamRun prints a run's events as they come: as text for people, or as
+// one JSON line each.
+func (c *cli) streamRun(ctx context.Context, runner agnorun.Runner, in *agnorun.Input, out io.Writer, asJSON bool) error {
+	printer := &streamPrinter{out: out, atLineStart: true}
+	var final *agnorun.Output
+	for event, err := range runner.Stream(ctx, in) {
+		if err != nil {
+			printer.endLine()
+			return err
+		}
+		if asJSON {
+			if err := writeJSONLine(out, event); err != nil {
+				return err
+			}
+		} else {
+			printer.print(event)
+		}
+		if terminal := outputOf(event); terminal != nil {
+			final = terminal
+		}
+	}
+	printer.endLine()
+	if final == nil {
+		return fmt.Errorf("agent %s ended its run without a final event", runner.ID())
+	}
+	return c.report(final, nil, out, reportOptions{status: !asJSON})
+}
+
+// streamPrinter renders events as text: answer deltas as they arrive, tool
+// calls on lines of their own.
+type streamPrinter struct {
+	out         io.Writer
+	atLineStart bool
+	// streamed records that answer text was printed, so the completed
+	// event's copy of it is not printed again.
+	streamed bool
+}
+
+func (p *streamPrinter) write(text string) {
+	if text == "" {
+		return
+	}
+	fmt.Fprint(p.out, text)
+	p.atLineStart = strings.HasSuffix(text, "\n")
+}
+
+// endLine ends a line of answer text before a line of another kind.
+func (p *streamPrinter) endLine() {
+	if !p.atLineStart {
+		p.write("\n")
+	}
+}
+
+func (p *streamPrinter) print(event agnorun.Event) {
+	switch e := event.(type) {
+	case *agnorun.RunContent:
+		text := contentText(e.Content)
+		p.write(text)
+		p.streamed = p.streamed || text != ""
+	case *agnorun.ToolCallStarted:
+		p.endLine()
+		if e.Tool != nil {
+			p.write(fmt.Sprintf("→ tool %s %s\n", e.Tool.ToolName, compactJSON(e.Tool.ToolArgs)))
+		}
+	case *agnorun.ToolCallCompleted:
+		p.endLine()
+		if e.Tool != nil {
+			result := contentText(e.Content)
+			if e.Tool.Result != nil {
+				result = *e.Tool.Result
+			}
+			p.write(fmt.Sprintf("← %s: %s\n", e.Tool.ToolName, firstLine(result)))
+		}
+	case *agnorun.ToolCallError:
+		p.endLine()
+		if e.Tool != nil {
+			p.write(fmt.Sprintf("← %s failed: %s\n", e.Tool.ToolName, firstLine(e.Error)))
+		}
+	case *agnorun.RunCompleted:
+		if !p.streamed {
+			p.write(withNewline(contentText(e.Content)))
+		}
+		p.endLine()
+	case *agnorun.RunPaused:
+		p.endLine()
+		printRequirements(p.out, e.Requirements)
+	}
+}
+
+// maxResultLine caps the tool result shown on a tool line.
+const maxResultLine = 120
+
+// firstLine is the first line of text, shortened for a tool line.
+func firstLine(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.TrimSpace(line)
+	if runes := []rune(line); len(runes) > maxResultLine {
+		line = string(runes[:maxResultLine]) + "…"
+	}
+	return line
+}
+
+// contentText renders content as text: a string as is, anything else as JSON.
+func contentText(content any) string {
+	switch c := content.(type) {
+	case nil:
+		return ""
+	case string:
+		return c
+	}
+	return compactJSON(content)
+}
+
+// compactJSON renders v as one line of JSON.
+func compactJSON(v any) string {
+	if v == nil {
+		return "{}"
+	}
+	encoded, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(encoded)
+}
+
+func withNewline(text string) string {
+	if text == "" || strings.HasSuffix(text, "\n") {
+		return text
+	}
+	return text + "\n"
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeJSONLine prints v as one line of JSON.
+func writeJSONLine(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,204 @@
+package config
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage/dburl"
+)
+
+// Errors of [OS.Runner]. Match them with errors.Is.
+var (
+	// ErrUnknownAgent: no agent has the id.
+	ErrUnknownAgent = errors.New("unknown agent")
+	// ErrUnavailable: the agent is configured but this build cannot run it
+	// (external claude and codex agents).
+	ErrUnavailable = errors.New("not available in this build")
+)
+
+// toolsError marks a toolkit that could not be built, so that the error
+// points at the toolkit's settings.
+type toolsError struct{ err error }
+
+// Error implements error.
+func (e *toolsError) Error() string { return e.err.Error() }
+
+// Unwrap returns the toolkit's error.
+func (e *toolsError) Unwrap() error { return e.err }
+
+// BuildOptions tune [File.Build].
+type BuildOptions struct {
+	// DB overrides the file's db key, as the --db flag does. Defaults to
+	// [File.DB].
+	DB string
+	// Getenv reads the model credentials: OPENAI_API_KEY, OPENAI_BASE_URL,
+	// ANTHROPIC_API_KEY. Defaults to os.Getenv.
+	Getenv func(string) string
+	// HTTPClient sends the model requests. Defaults to each provider's own
+	// client.
+	HTTPClient *http.Client
+	// Logger receives the agents' logs. Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// OS is what a config file builds: the opened database and the agents,
+// ready to run. Close it when done.
+type OS struct {
+	// Name is the AgentOS name.
+	Name string
+	// File is the configuration the OS was built from.
+	File *File
+	// Store is the opened database.
+	Store dburl.Store
+	// Agents are the runnable agents by id. External agents are not in it;
+	// see [OS.Runner].
+	Agents map[string]*agent.Agent
+	// AgentIDs lists every configured agent id in file order, external
+	// agents included.
+	AgentIDs []string
+	// Warnings are problems that do not stop the OS from starting but will
+	// fail some runs, such as a model without credentials; the file's own
+	// warnings come first.
+	Warnings []string
+
+	external map[string]*Agent
+}
+
+// Runner returns the agent with the given id. An unknown id returns an error
+// wrapping [ErrUnknownAgent] that lists the known ids; an external agent
+// (claude, codex), which this build cannot run yet, an error wrapping
+// [ErrUnavailable].
+func (o *OS) Runner(id string) (run.Runner, error) {
+	if a, ok := o.Agents[id]; ok {
+		return a, nil
+	}
+	if a, ok := o.external[id]; ok {
+		return nil, fmt.Errorf("agent %q is a %s agent, which is %w: external agents arrive in a later release", id, a.Type, ErrUnavailable)
+	}
+	known := "no agents are configured"
+	if len(o.AgentIDs) > 0 {
+		known = "known agents: " + strings.Join(o.AgentIDs, ", ")
+	}
+	return nil, fmt.Errorf("%w %q; %s", ErrUnknownAgent, id, known)
+}
+
+// Close closes the database.
+func (o *OS) Close() error {
+	if o.Store == nil {
+		return nil
+	}
+	return o.Store.Close()
+}
+
+// Build opens the database and builds every agent of the file.
+//
+// The database is opened as it is: one with an older schema is refused with
+// an error naming `agnogo migrate`, and a new SQLite file is created. A
+// model whose credentials are missing does not fail Build: its agents are
+// built, [OS.Warnings] names the variable to set, and each run of those
+// agents fails with an authentication error naming it. External agents are
+// listed in [OS.AgentIDs] but not built (see [OS.Runner]).
+func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	store, err := dburl.Open(ctx, cmp.Or(opts.DB, f.DB, DefaultDB), dburl.Options{})
+	if err != nil {
+		return nil, err
+	}
+	built := &OS{
+		Name:     f.Name,
+		File:     f,
+		Store:    store,
+		Agents:   map[string]*agent.Agent{},
+		Warnings: slices.Clone(f.Warnings),
+		external: map[string]*Agent{},
+	}
+	models := map[*Model]model.Model{}
+	for _, a := range f.Agents {
+		built.AgentIDs = append(built.AgentIDs, a.ID)
+		if a.External() {
+			built.external[a.ID] = a
+			continue
+		}
+		if a.ResolvedModel == nil {
+			_ = store.Close()
+			return nil, f.errorAt(a.Line, a, errors.New("no model: read the file with config.Load or config.Parse"))
+		}
+		m, ok := models[a.ResolvedModel]
+		if !ok {
+			var warning string
+			m, warning, err = buildModel(a.ResolvedModel, opts)
+			if err != nil {
+				_ = store.Close()
+				return nil, f.errorAt(a.ResolvedModel.Line, a, err)
+			}
+			if warning != "" {
+				built.Warnings = append(built.Warnings, warning)
+			}
+			models[a.ResolvedModel] = m
+		}
+		native, err := f.buildAgent(a, m, store, opts)
+		if err != nil {
+			_ = store.Close()
+			line := a.Line
+			var toolsErr *toolsError
+			if errors.As(err, &toolsErr) && a.Workspace != nil && a.Workspace.Line != 0 {
+				line = a.Workspace.Line
+			}
+			return nil, f.errorAt(line, a, err)
+		}
+		built.Agents[a.ID] = native
+	}
+	return built, nil
+}
+
+// errorAt places a build failure of agent a at a line of the file.
+func (f *File) errorAt(line int, a *Agent, err error) error {
+	if line == 0 {
+		line = a.Line
+	}
+	return &Error{Source: f.Source, Line: line, Message: fmt.Sprintf("agent %q: %v", a.ID, err)}
+}
+
+// buildAgent builds one native agent.
+func (f *File) buildAgent(a *Agent, m model.Model, store dburl.Store, opts BuildOptions) (*agent.Agent, error) {
+	tools, toolInstructions, err := buildTools(a)
+	if err != nil {
+		return nil, &toolsError{err}
+	}
+	instructions := a.Instructions
+	for _, extra := range toolInstructions {
+		instructions = strings.TrimSpace(instructions + "\n\n" + extra)
+	}
+	return agent.New(agent.Config{
+		ID:                  a.ID,
+		Name:                a.Name,
+		Model:               m,
+		Instructions:        instructions,
+		Tools:               tools,
+		Store:               store,
+		AddHistoryToContext: a.AddHistoryToContext,
+		NumHistoryRuns:      a.NumHistoryRuns,
+		OutputSchema:        a.OutputSchema,
+		Retries:             a.Retries,
+		DelayBetweenRetries: a.DelayBetweenRetries,
+		ExponentialBackoff:  a.ExponentialBackoff,
+		ToolCallLimit:       a.ToolCallLimit,
+		StoreEvents:         a.StoreEvents,
+		Logger:              opts.Logger,
+	})
+}

@@ -1,0 +1,298 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agnogo/agnogo/agent"
+)
+
+// The keys of an agent.
+var (
+	// agentKeys are the keys of every agent type; agentTypeKeys those of one.
+	agentKeys     = []string{"id", "name", "type", "model", "instructions"}
+	agentTypeKeys = map[string][]string{
+		TypeNative: {"tools", "workspace", "add_history_to_context", "num_history_runs", "retries", "delay_between_retries",
+			"exponential_backoff", "tool_call_limit", "store_events", "output_schema"},
+		TypeClaude: {"cwd", "permission_mode", "max_turns"},
+		TypeCodex:  {"cwd", "sandbox", "reasoning_effort"},
+	}
+	workspaceKeys = []string{"root", "confirm_writes"}
+)
+
+// The values external agents' keys accept.
+var (
+	// claudePermissionModes are the claude CLI's --permission-mode values.
+	claudePermissionModes = []string{"default", "acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"}
+	// codexSandboxes maps each accepted spelling to codex's own.
+	codexSandboxes = map[string]string{
+		"read-only": "read-only", "read_only": "read-only", "readonly": "read-only",
+		"workspace-write": "workspace-write", "workspace_write": "workspace-write",
+		"danger-full-access": "danger-full-access", "danger_full_access": "danger-full-access",
+		"full-access": "danger-full-access", "full_access": "danger-full-access",
+	}
+	codexReasoningEfforts = []string{"minimal", "low", "medium", "high", "xhigh"}
+)
+
+// The defaults of agnogo agents, as agent.Config applies them.
+const (
+	defaultNumHistoryRuns      = 3
+	defaultDelayBetweenRetries = time.Second
+)
+
+// decodeAgents reads the agents list.
+func (d *decoder) decodeAgents(node *yaml.Node) []*Agent {
+	node = deref(node)
+	if isNull(node) {
+		return nil
+	}
+	if node.Kind != yaml.SequenceNode {
+		d.errorf(node, "agents: want a list of agents (each starting with - id: …), got %s", kindName(node))
+		return nil
+	}
+	agents := make([]*Agent, 0, len(node.Content))
+	for i, item := range node.Content {
+		if isNull(item) {
+			d.errorf(item, "agents[%d] is empty; an agent needs at least an id", i)
+			continue
+		}
+		agents = append(agents, d.decodeAgent(item, i))
+	}
+	return agents
+}
+
+// decodeAgent reads one agent. Its id and type are read first, so that every
+// other problem can name the agent and tell a key of another agent type from
+// an unknown one.
+func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
+	a := &Agent{Type: TypeNative, Line: deref(node).Line}
+	fields := d.fields(node, fmt.Sprintf("agents[%d]", index))
+	what := fmt.Sprintf("agents[%d]", index)
+	hasID := false
+	for _, f := range fields {
+		switch f.name() {
+		case "id":
+			hasID = true
+			if id := d.str(f.value, label("id", what)); id != "" {
+				a.ID = id
+				what = fmt.Sprintf("agent %q", id)
+			}
+		case "type":
+			a.Type = d.oneOf(f.value, label("type", what), true, TypeNative, TypeClaude, TypeCodex)
+			if a.Type == "" {
+				a.Type = TypeNative
+			}
+		}
+	}
+	if a.ID == "" && deref(node).Kind == yaml.MappingNode {
+		if hasID {
+			d.errorf(node, "%s has an empty id; give it a unique name", what)
+		} else {
+			d.errorf(node, "%s has no id; add id: followed by a unique name", what)
+		}
+	}
+	var outputSchema, workspaceNode *yaml.Node
+	for _, f := range fields {
+		keyWhat := label(f.name(), what)
+		switch f.name() {
+		case "id", "type":
+			continue
+		case "name":
+			a.Name = d.str(f.value, keyWhat)
+			continue
+		case "model":
+			a.Model = d.str(f.value, keyWhat)
+			a.modelLine = f.value.Line
+			continue
+		case "instructions":
+			a.Instructions = d.str(f.value, keyWhat)
+			continue
+		}
+		if !slices.Contains(agentTypeKeys[a.Type], f.name()) {
+			if others := typesOfKey(f.name()); len(others) > 0 {
+				d.errorf(f.key, "key %q %s is for %s only; this is %s", f.name(), where(what), describeTypes(others), describeType(a.Type))
+			} else {
+				d.unknownKey(f, what, append(append([]string(nil), agentKeys...), agentTypeKeys[a.Type]...))
+			}
+			continue
+		}
+		switch f.name() {
+		case "tools":
+			a.Tools = d.strings(f.value, keyWhat)
+			d.checkTools(f.value, a, what)
+		case "workspace":
+			workspaceNode = f.value
+			a.Workspace = d.decodeWorkspace(f.value, what)
+		case "add_history_to_context":
+			a.AddHistoryToContext = d.boolean(f.value, keyWhat)
+		case "num_history_runs":
+			a.NumHistoryRuns = d.integer(f.value, keyWhat, 1)
+		case "retries":
+			a.Retries = d.integer(f.value, keyWhat, 0)
+		case "delay_between_retries":
+			// 0 would mean the default to agent.Config, not "no delay".
+			seconds := d.number(f.value, keyWhat, 0.001, 24*60*60)
+			a.DelayBetweenRetries = time.Duration(seconds * float64(time.Second))
+		case "exponential_backoff":
+			a.ExponentialBackoff = d.boolean(f.value, keyWhat)
+		case "tool_call_limit":
+			a.ToolCallLimit = d.integer(f.value, keyWhat, 0)
+		case "store_events":
+			a.StoreEvents = d.boolean(f.value, keyWhat)
+		case "output_schema":
+			outputSchema = f.value
+		case "cwd":
+			a.Cwd = d.str(f.value, keyWhat)
+		case "permission_mode":
+			a.PermissionMode = d.oneOf(f.value, keyWhat, true, claudePermissionModes...)
+		case "max_turns":
+			a.MaxTurns = d.integer(f.value, keyWhat, 1)
+		case "sandbox":
+			spelling := d.str(f.value, keyWhat)
+			if sandbox, ok := codexSandboxes[spelling]; ok {
+				a.Sandbox = sandbox
+			} else if spelling != "" {
+				d.errorf(f.value, "%s: %q is not one of read-only, workspace-write, danger-full-access", keyWhat, spelling)
+			}
+		case "reasoning_effort":
+			a.ReasoningEffort = d.oneOf(f.value, keyWhat, true, codexReasoningEfforts...)
+		}
+	}
+	if a.Name == "" {
+		a.Name = a.ID
+	}
+	if a.NumHistoryRuns == 0 && a.Type == TypeNative {
+		a.NumHistoryRuns = defaultNumHistoryRuns
+	}
+	if a.DelayBetweenRetries == 0 && a.Type == TypeNative {
+		a.DelayBetweenRetries = defaultDelayBetweenRetries
+	}
+	if outputSchema != nil {
+		a.OutputSchema = d.decodeOutputSchema(outputSchema, label("output_schema", what))
+	}
+	if slices.Contains(a.Tools, ToolWorkspace) && a.Workspace == nil {
+		a.Workspace = &Workspace{Root: ".", ConfirmWrites: true}
+	}
+	if workspaceNode != nil && !slices.Contains(a.Tools, ToolWorkspace) {
+		d.errorf(workspaceNode, "workspace %s is set but tools does not list workspace; add tools: [workspace]", where(what))
+	}
+	return a
+}
+
+// checkTools reports unknown and repeated toolkit names.
+func (d *decoder) checkTools(node *yaml.Node, a *Agent, what string) {
+	node = deref(node)
+	if node == nil || node.Kind != yaml.SequenceNode {
+		return
+	}
+	seen := map[string]bool{}
+	for i, name := range a.Tools {
+		item := node.Content[i]
+		switch {
+		case name != ToolWorkspace:
+			d.errorf(item, "unknown tool %q %s; the built-in toolkits are: %s", name, where(what), ToolWorkspace)
+		case seen[name]:
+			d.errorf(item, "tool %q is listed twice %s", name, where(what))
+		}
+		seen[name] = true
+	}
+}
+
+func (d *decoder) decodeWorkspace(node *yaml.Node, agentWhat string) *Workspace {
+	workspace := &Workspace{Root: ".", ConfirmWrites: true, Line: deref(node).Line}
+	what := "workspace of " + agentWhat
+	for _, f := range d.fields(node, what) {
+		keyWhat := label(f.name(), what)
+		switch f.name() {
+		case "root":
+			if root := d.str(f.value, keyWhat); root != "" {
+				workspace.Root = root
+			}
+		case "confirm_writes":
+			workspace.ConfirmWrites = d.boolean(f.value, keyWhat)
+		default:
+			d.unknownKey(f, what, workspaceKeys)
+		}
+	}
+	return workspace
+}
+
+// schemaNamePattern is what providers accept as a schema name.
+var schemaNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// decodeOutputSchema reads a JSON Schema written as YAML (or as a JSON
+// string) and checks it. The answer's content_type is the schema's title
+// when that is a valid name, else "output".
+func (d *decoder) decodeOutputSchema(node *yaml.Node, what string) *agent.OutputSchema {
+	node = deref(node)
+	var raw []byte
+	switch {
+	case node.Kind == yaml.MappingNode:
+		value := d.jsonValue(node, what)
+		encoded, err := json.Marshal(value)
+		if err != nil {
+			d.errorf(node, "%s: %v", what, err)
+			return nil
+		}
+		raw = encoded
+	case node.Kind == yaml.ScalarNode && json.Valid([]byte(node.Value)):
+		raw = []byte(node.Value)
+	default:
+		d.errorf(node, "%s: want a JSON Schema as a mapping, such as {type: object, properties: {answer: {type: string}}}, got %s", what, kindName(node))
+		return nil
+	}
+	var header struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(raw, &header)
+	name := "output"
+	if schemaNamePattern.MatchString(header.Title) {
+		name = header.Title
+	}
+	schema, err := agent.JSONSchema(name, raw)
+	if err != nil {
+		d.errorf(node, "%s: %v", what, err)
+		return nil
+	}
+	return schema
+}
+
+// typesOfKey returns the agent types a type-specific key belongs to.
+func typesOfKey(key string) []string {
+	var types []string
+	for _, agentType := range []string{TypeNative, TypeClaude, TypeCodex} {
+		if slices.Contains(agentTypeKeys[agentType], key) {
+			types = append(types, agentType)
+		}
+	}
+	return types
+}
+
+// describeType names an agent type in messages.
+func describeType(agentType string) string {
+	switch agentType {
+	case TypeClaude:
+		return "a claude agent"
+	case TypeCodex:
+		return "a codex agent"
+	}
+	return "an agnogo agent (no type key)"
+}
+
+// describeTypes names agent types in messages: "claude and codex agents".
+func describeTypes(types []string) string {
+	names := make([]string, len(types))
+	for i, agentType := range types {
+		names[i] = agentType
+		if agentType == TypeNative {
+			names[i] = "agnogo"
+		}
+	}
+	return strings.Join(names, " and ") + " agents"
+}

@@ -1,0 +1,250 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/dburl"
+)
+
+// The keys each mapping knows, in the order the documentation lists them.
+var (
+	fileKeys  = []string{"name", "db", "redis", "queue", "auth", "models", "agents"}
+	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts"}
+	authKeys  = []string{"security_key", "jwt"}
+	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "authorization", "admin_scope", "user_isolation"}
+	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens"}
+)
+
+// jwtAlgorithms are the signing algorithms auth.jwt.algorithm accepts.
+var jwtAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512", "EdDSA"}
+
+// label names a value for messages: "retries in agent "coder"".
+func label(key, what string) string {
+	if what == "" {
+		return key
+	}
+	return key + " in " + what
+}
+
+// decodeFile reads the document into a File with the defaults filled in.
+func (d *decoder) decodeFile(doc *yaml.Node) *File {
+	file := defaultFile(d.source)
+	if doc.Kind == 0 {
+		return file // an empty file
+	}
+	d.expand(doc)
+	if len(d.errs) > 0 {
+		return file
+	}
+	root := doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
+	}
+	for _, f := range d.fields(root, "") {
+		switch f.name() {
+		case "name":
+			if name := d.str(f.value, "name"); name != "" {
+				file.Name = name
+			}
+		case "db":
+			if db := d.str(f.value, "db"); db != "" {
+				if _, err := dburl.Parse(db); err != nil {
+					d.errorf(f.value, "db: %s", strings.TrimPrefix(err.Error(), storage.ErrInvalid.Error()+": "))
+				}
+				file.DB = db
+			}
+		case "redis":
+			file.Redis = d.str(f.value, "redis")
+			d.checkURL(f.value, "redis", file.Redis, "redis", "rediss", "unix")
+		case "queue":
+			d.decodeQueue(f.value, &file.Queue)
+		case "auth":
+			file.Auth = d.decodeAuth(f.value, file)
+		case "models":
+			for _, entry := range d.fields(f.value, "models") {
+				file.Models[entry.name()] = d.decodeModel(entry)
+			}
+		case "agents":
+			file.Agents = d.decodeAgents(f.value)
+		default:
+			d.unknownKey(f, "", fileKeys)
+		}
+	}
+	return file
+}
+
+// checkURL reports a value that is not a URL with one of schemes ("" is
+// fine: the key is optional).
+func (d *decoder) checkURL(node *yaml.Node, what, value string, schemes ...string) {
+	if value == "" {
+		return
+	}
+	u, err := url.Parse(value)
+	if err != nil || u.Scheme == "" {
+		d.errorf(node, "%s: %q is not a URL; want %s://…", what, value, schemes[0])
+		return
+	}
+	for _, scheme := range schemes {
+		if strings.EqualFold(u.Scheme, scheme) {
+			return
+		}
+	}
+	d.errorf(node, "%s: URL scheme %q is not %s", what, u.Scheme, strings.Join(schemes, ", "))
+}
+
+func (d *decoder) decodeQueue(node *yaml.Node, queue *Queue) {
+	for _, f := range d.fields(node, "queue") {
+		what := label(f.name(), "queue")
+		switch f.name() {
+		case "durable":
+			queue.Durable = d.boolean(f.value, what)
+		case "max_concurrency":
+			queue.MaxConcurrency = d.integer(f.value, what, 1)
+		case "max_queue_depth":
+			queue.MaxQueueDepth = d.integer(f.value, what, 1)
+		case "max_attempts":
+			queue.MaxAttempts = d.integer(f.value, what, 1)
+		default:
+			d.unknownKey(f, "queue", queueKeys)
+		}
+	}
+}
+
+func (d *decoder) decodeAuth(node *yaml.Node, file *File) *Auth {
+	if isNull(node) {
+		return nil
+	}
+	auth := &Auth{}
+	var keyNode *yaml.Node
+	for _, f := range d.fields(node, "auth") {
+		what := label(f.name(), "auth")
+		switch f.name() {
+		case "security_key":
+			keyNode = f.value
+			auth.SecurityKey = d.str(f.value, what)
+		case "jwt":
+			auth.JWT = d.decodeJWT(f.value)
+		default:
+			d.unknownKey(f, "auth", authKeys)
+		}
+	}
+	if keyNode != nil && auth.SecurityKey == "" {
+		file.Warnings = append(file.Warnings, fmt.Sprintf("%s:%d: auth.security_key is empty (an unset variable?): requests need no key",
+			d.source, keyNode.Line))
+	}
+	return auth
+}
+
+func (d *decoder) decodeJWT(node *yaml.Node) *JWT {
+	if isNull(node) {
+		return nil
+	}
+	jwt := &JWT{Algorithm: DefaultJWTAlgorithm}
+	for _, f := range d.fields(node, "auth.jwt") {
+		what := label(f.name(), "auth.jwt")
+		switch f.name() {
+		case "verification_keys":
+			jwt.VerificationKeys = d.strings(f.value, what)
+		case "jwks_file":
+			jwt.JWKSFile = d.str(f.value, what)
+		case "algorithm":
+			jwt.Algorithm = d.oneOf(f.value, what, false, jwtAlgorithms...)
+		case "audience":
+			jwt.Audience = d.str(f.value, what)
+		case "verify_audience":
+			jwt.VerifyAudience = d.boolean(f.value, what)
+		case "authorization":
+			jwt.Authorization = d.boolean(f.value, what)
+		case "admin_scope":
+			jwt.AdminScope = d.str(f.value, what)
+		case "user_isolation":
+			jwt.UserIsolation = d.boolean(f.value, what)
+		default:
+			d.unknownKey(f, "auth.jwt", jwtKeys)
+		}
+	}
+	if len(jwt.VerificationKeys) == 0 && jwt.JWKSFile == "" {
+		d.errorf(node, "auth.jwt needs verification_keys or jwks_file")
+	}
+	return jwt
+}
+
+// decodeModel reads one entry of the models mapping: a mapping, or a
+// provider:id string.
+func (d *decoder) decodeModel(entry field) *Model {
+	name := entry.name()
+	what := fmt.Sprintf("model %q", name)
+	value := deref(entry.value)
+	if value != nil && value.Kind == yaml.ScalarNode && !isNull(value) {
+		m, err := modelFromReference(value.Value)
+		if err != nil {
+			d.errorf(value, "%s: %q is not provider:id with provider openai, anthropic or ollama; or write a mapping with provider and id", what, value.Value)
+			return &Model{Name: name, Line: entry.key.Line}
+		}
+		m.Name, m.Line = name, entry.key.Line
+		return m
+	}
+	m := &Model{Name: name, Line: entry.key.Line}
+	var providerNode *yaml.Node
+	var apiNode *yaml.Node
+	for _, f := range d.fields(entry.value, what) {
+		keyWhat := label(f.name(), what)
+		switch f.name() {
+		case "provider":
+			providerNode = f.value
+			m.Provider = d.str(f.value, keyWhat)
+		case "id":
+			m.ID = d.str(f.value, keyWhat)
+		case "base_url":
+			m.BaseURL = d.str(f.value, keyWhat)
+			d.checkURL(f.value, keyWhat, m.BaseURL, "http", "https")
+		case "api_key":
+			m.APIKey = d.str(f.value, keyWhat)
+		case "api":
+			apiNode = f.value
+			m.API = d.oneOf(f.value, keyWhat, true, "chat", "responses")
+		case "temperature":
+			temperature := d.number(f.value, keyWhat, 0, 2)
+			m.Temperature = &temperature
+		case "max_tokens":
+			m.MaxTokens = d.integer(f.value, keyWhat, 1)
+		default:
+			d.unknownKey(f, what, modelKeys)
+		}
+	}
+	if providerNode == nil {
+		d.errorf(entry.key, "%s has no provider; add provider: openai, anthropic or ollama", what)
+	} else {
+		d.checkProvider(m, providerNode, what)
+	}
+	if m.ID == "" {
+		d.errorf(entry.key, "%s has no id; add the provider's model id, such as id: gpt-5-mini", what)
+	}
+	if m.Provider == ProviderAnthropic && apiNode != nil {
+		d.errorf(apiNode, "api in %s: api applies to openai and ollama models only", what)
+	}
+	return m
+}
+
+// checkProvider reports an unknown provider and fills in the provider's
+// defaults.
+func (d *decoder) checkProvider(m *Model, node *yaml.Node, what string) {
+	switch m.Provider {
+	case ProviderOpenAI, ProviderAnthropic:
+	case ProviderOllama:
+		if m.BaseURL == "" {
+			m.BaseURL = DefaultOllamaBaseURL
+		}
+	default:
+		d.errorf(node, "unknown provider %q in %s; use openai, anthropic or ollama (any OpenAI-compatible server is provider: openai with base_url)", m.Provider, what)
+		return
+	}
+	if m.Provider != ProviderAnthropic && m.API == "" {
+		m.API = "chat"
+	}
+}

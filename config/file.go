@@ -1,0 +1,254 @@
+package config
+
+import (
+	"time"
+
+	"github.com/agnogo/agnogo/agent"
+)
+
+// Defaults of the keys a config file may leave out.
+const (
+	// DefaultName is the AgentOS name when the file has no name key.
+	DefaultName = "AgentOS"
+	// DefaultDB is the database when the file has no db key.
+	DefaultDB = "sqlite://./agnogo.db"
+	// DefaultModel is the model of the default assistant, and of an agent
+	// without a model key, when AGNOGO_MODEL is not set.
+	DefaultModel = "openai:gpt-5-mini"
+	// DefaultOllamaBaseURL is the base URL of ollama models without base_url.
+	DefaultOllamaBaseURL = "http://127.0.0.1:11434/v1"
+	// DefaultMaxConcurrency is queue.max_concurrency when not set.
+	DefaultMaxConcurrency = 32
+	// DefaultMaxQueueDepth is queue.max_queue_depth when not set.
+	DefaultMaxQueueDepth = 1000
+	// DefaultMaxAttempts is queue.max_attempts when not set.
+	DefaultMaxAttempts = 1
+	// DefaultJWTAlgorithm is auth.jwt.algorithm when not set.
+	DefaultJWTAlgorithm = "RS256"
+)
+
+// The model providers a config file can name.
+const (
+	// ProviderOpenAI is OpenAI, or any OpenAI-compatible server through base_url.
+	ProviderOpenAI = "openai"
+	// ProviderAnthropic is Anthropic's Messages API.
+	ProviderAnthropic = "anthropic"
+	// ProviderOllama is a local Ollama server, spoken to through its
+	// OpenAI-compatible API at [DefaultOllamaBaseURL] unless base_url says
+	// otherwise.
+	ProviderOllama = "ollama"
+)
+
+// The agent types a config file can name.
+const (
+	// TypeNative is an agnogo agent: a model, tools and a run loop. It is
+	// the type of an agent without a type key.
+	TypeNative = "agent"
+	// TypeClaude is the external Claude Code agent (the claude CLI).
+	TypeClaude = "claude"
+	// TypeCodex is the external Codex agent (codex app-server).
+	TypeCodex = "codex"
+)
+
+// The built-in toolkits the tools key can list.
+const (
+	// ToolWorkspace is the workspace toolkit: files and shell under a root
+	// directory (see the workspace key).
+	ToolWorkspace = "workspace"
+)
+
+// File is a parsed and checked config file. [Parse] fills in every default,
+// so a File reads as the configuration in effect.
+type File struct {
+	// Source names where the file came from (its path), for messages.
+	Source string
+	// Name is the AgentOS name shown by /info. Defaults to [DefaultName].
+	Name string
+	// DB is the database URL (see package storage/dburl). Defaults to
+	// [DefaultDB].
+	DB string
+	// Redis is the Redis URL for live events and cancels across replicas.
+	// Defaults to "": none.
+	Redis string
+	// Queue tunes background runs.
+	Queue Queue
+	// Auth protects the HTTP API. Nil when the file has no auth key.
+	Auth *Auth
+	// Models are the named models, by their key in the models mapping.
+	Models map[string]*Model
+	// Agents are the agents, in file order.
+	Agents []*Agent
+	// Warnings are problems that do not stop the file from working, such
+	// as an auth.security_key that expanded to "".
+	Warnings []string
+}
+
+// Queue tunes background runs (the queue key).
+type Queue struct {
+	// Durable runs background runs on the durable queue, which survives a
+	// crash. Defaults to true.
+	Durable bool
+	// MaxConcurrency is how many background runs one replica executes at
+	// once. Defaults to [DefaultMaxConcurrency].
+	MaxConcurrency int
+	// MaxQueueDepth is how many background runs may wait before new ones
+	// are refused with HTTP 429. Defaults to [DefaultMaxQueueDepth].
+	MaxQueueDepth int
+	// MaxAttempts is how many times a background run is started when the
+	// process executing it dies. Defaults to [DefaultMaxAttempts].
+	MaxAttempts int
+}
+
+// Auth protects the HTTP API (the auth key).
+type Auth struct {
+	// SecurityKey is the bearer token every request must carry. Defaults
+	// to "": no key.
+	SecurityKey string
+	// JWT verifies JSON Web Tokens instead of, or besides, a security key.
+	// Nil when auth has no jwt key.
+	JWT *JWT
+}
+
+// JWT configures token verification (the auth.jwt key), as Agno's
+// AuthorizationConfig.
+type JWT struct {
+	// VerificationKeys are tried in turn, which allows key rotation.
+	VerificationKeys []string
+	// JWKSFile is a JSON Web Key Set file, instead of VerificationKeys.
+	JWKSFile string
+	// Algorithm is the signing algorithm. Defaults to [DefaultJWTAlgorithm].
+	Algorithm string
+	// Audience is the expected aud claim. Defaults to the AgentOS id when
+	// VerifyAudience is set.
+	Audience string
+	// VerifyAudience checks the aud claim. Defaults to false.
+	VerifyAudience bool
+	// Authorization turns on RBAC scope checks. Defaults to false: tokens
+	// are only validated.
+	Authorization bool
+	// AdminScope is the scope that grants everything. Defaults to
+	// "agent_os:admin".
+	AdminScope string
+	// UserIsolation confines each user to their own sessions, runs and
+	// memories. Defaults to false.
+	UserIsolation bool
+}
+
+// Model is a configured model: an entry of the models mapping, or the model
+// an agent names with provider:id.
+type Model struct {
+	// Name is the key in the models mapping, or the provider:id reference.
+	Name string
+	// Provider is [ProviderOpenAI], [ProviderAnthropic] or [ProviderOllama].
+	// Required.
+	Provider string
+	// ID is the provider's model id, e.g. gpt-5-mini. Required.
+	ID string
+	// BaseURL is the API's base URL. Defaults to the provider's own
+	// ([DefaultOllamaBaseURL] for ollama; for openai, $OPENAI_BASE_URL or
+	// OpenAI's API).
+	BaseURL string
+	// APIKey authenticates the requests. Defaults to $OPENAI_API_KEY or
+	// $ANTHROPIC_API_KEY by provider; ollama needs none.
+	APIKey string
+	// API is "chat" (Chat Completions) or "responses" (the Responses API);
+	// openai and ollama only. Defaults to "chat".
+	API string
+	// Temperature is the sampling temperature. Defaults to nil: the
+	// provider's default.
+	Temperature *float64
+	// MaxTokens caps each reply. Defaults to 0: the provider's default
+	// (8192 for anthropic).
+	MaxTokens int
+	// Line is where the model is defined (0 for a provider:id reference
+	// built from an agent's model key).
+	Line int
+}
+
+// Agent is one entry of the agents list.
+type Agent struct {
+	// ID identifies the agent. Required and unique.
+	ID string
+	// Name is the display name. Defaults to ID.
+	Name string
+	// Type is [TypeNative] (the default), [TypeClaude] or [TypeCodex].
+	Type string
+	// Model is the model key as written ("" when left out). For a native
+	// agent it is a key of the models mapping or provider:id; left out, the
+	// agent runs on $AGNOGO_MODEL, else [DefaultModel] (see ResolvedModel).
+	// For an external agent it is the CLI's own model name; left out, the
+	// CLI chooses.
+	Model string
+	// ResolvedModel is the model a native agent runs on; nil for external
+	// agents.
+	ResolvedModel *Model
+	// Instructions are the system message (native), the appended system
+	// prompt (claude) or the developer instructions (codex). Defaults to "".
+	Instructions string
+
+	// Tools are the built-in toolkits a native agent may use, by name
+	// ([ToolWorkspace]). Defaults to none.
+	Tools []string
+	// Workspace configures the workspace toolkit. Set whenever Tools lists
+	// workspace (with defaults when the file has no workspace key).
+	Workspace *Workspace
+	// AddHistoryToContext sends earlier runs of the session to the model.
+	// Defaults to false.
+	AddHistoryToContext bool
+	// NumHistoryRuns is how many earlier runs make the history. Defaults
+	// to 3.
+	NumHistoryRuns int
+	// Retries is how many more attempts a run gets after a retryable model
+	// failure. Defaults to 0.
+	Retries int
+	// DelayBetweenRetries is the wait before a retry (written in seconds).
+	// Defaults to 1s.
+	DelayBetweenRetries time.Duration
+	// ExponentialBackoff doubles the delay with each attempt. Defaults to
+	// false.
+	ExponentialBackoff bool
+	// ToolCallLimit caps the tool calls of one run. Defaults to 0: no cap.
+	ToolCallLimit int
+	// StoreEvents keeps each run's events on the stored run. Defaults to
+	// false.
+	StoreEvents bool
+	// OutputSchema asks for a structured answer matching a JSON Schema.
+	// Defaults to nil: a text answer.
+	OutputSchema *agent.OutputSchema
+
+	// Cwd is the working directory of an external agent. Defaults to the
+	// directory agnogo runs in.
+	Cwd string
+	// PermissionMode is the claude CLI's --permission-mode. Defaults to
+	// the CLI's own ("default").
+	PermissionMode string
+	// MaxTurns caps the claude CLI's turns per run. Defaults to 0: no cap.
+	MaxTurns int
+	// Sandbox is codex's sandbox: read-only, workspace-write or
+	// danger-full-access. Defaults to the CLI's own (read-only).
+	Sandbox string
+	// ReasoningEffort is codex's reasoning effort (minimal, low, medium,
+	// high, xhigh). Defaults to the model's own.
+	ReasoningEffort string
+
+	// Line is where the agent's entry starts.
+	Line int
+	// modelLine is where the model key is, for reference errors.
+	modelLine int
+}
+
+// External reports whether the agent drives an external CLI (claude, codex)
+// rather than agnogo's own run loop.
+func (a *Agent) External() bool { return a.Type != TypeNative }
+
+// Workspace configures the workspace toolkit of an agent.
+type Workspace struct {
+	// Root is the directory the tools may read and write; relative paths
+	// are relative to the directory agnogo runs in. Defaults to ".".
+	Root string
+	// ConfirmWrites pauses the run before each file write, edit or shell
+	// command until a person confirms it. Defaults to true.
+	ConfirmWrites bool
+	// Line is where the workspace key is (0 when defaulted).
+	Line int
+}
