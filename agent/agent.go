@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"sync"
+	"sync/atomic"
 
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
@@ -14,16 +14,17 @@ import (
 
 // Agent is a configured native agent. It implements [run.Runner].
 type Agent struct {
-	cfg  Config
-	info model.Info
+	cfg Config
+	// prepared holds what the first run builds: New only validates, so
+	// building an agent per request stays cheap.
+	prepared atomic.Pointer[prepared]
+}
 
-	// The tool set and the definitions sent to the model are built on the
-	// first run: New only validates, so building an agent per request stays
-	// cheap.
-	prepareOnce sync.Once
-	tools       *tool.Set
-	toolDefs    []model.ToolDefinition
-	prepareErr  error
+// prepared is the part of an agent built on first use.
+type prepared struct {
+	info     model.Info
+	tools    *tool.Set
+	toolDefs []model.ToolDefinition
 }
 
 var _ run.Runner = (*Agent)(nil)
@@ -37,7 +38,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := tool.CheckNames(cfg.Tools); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.ID, err)
 	}
-	a := &Agent{cfg: cfg, info: cfg.Model.Info()}
+	a := &Agent{cfg: cfg}
 	if cfg.OutputSchema != nil && cfg.OutputSchema.resolved == nil {
 		checked, err := JSONSchema(cfg.OutputSchema.Name, cfg.OutputSchema.Schema)
 		if err != nil {
@@ -48,29 +49,32 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// prepare builds the tool set on first use.
-func (a *Agent) prepare() error {
-	a.prepareOnce.Do(func() {
-		tools := a.cfg.Tools
-		if a.cfg.OffloadToolResults {
-			extra, err := a.offloadTools()
-			if err != nil {
-				a.prepareErr = fmt.Errorf("agent %s: %w", a.cfg.ID, err)
-				return
-			}
-			tools = append(append([]tool.Tool(nil), tools...), extra...)
-		}
-		set, err := tool.NewSet(tools...)
+// prepare builds the tool set on first use. Concurrent first runs may both
+// build it; one result wins and both are equivalent.
+func (a *Agent) prepare() (*prepared, error) {
+	if p := a.prepared.Load(); p != nil {
+		return p, nil
+	}
+	tools := a.cfg.Tools
+	if a.cfg.OffloadToolResults {
+		extra, err := a.offloadTools()
 		if err != nil {
-			a.prepareErr = fmt.Errorf("agent %s: %w", a.cfg.ID, err)
-			return
+			return nil, fmt.Errorf("agent %s: %w", a.cfg.ID, err)
 		}
-		a.tools = set
-		for _, spec := range set.Specs() {
-			a.toolDefs = append(a.toolDefs, model.ToolDefinition{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
-		}
-	})
-	return a.prepareErr
+		tools = append(append([]tool.Tool(nil), tools...), extra...)
+	}
+	set, err := tool.NewSet(tools...)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.cfg.ID, err)
+	}
+	p := &prepared{info: a.cfg.Model.Info(), tools: set}
+	for _, spec := range set.Specs() {
+		p.toolDefs = append(p.toolDefs, model.ToolDefinition{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+	}
+	if !a.prepared.CompareAndSwap(nil, p) {
+		return a.prepared.Load(), nil
+	}
+	return p, nil
 }
 
 // ID implements [run.Runner].
@@ -118,7 +122,8 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	if in == nil {
 		in = &run.Input{}
 	}
-	if err := a.prepare(); err != nil {
+	p, err := a.prepare()
+	if err != nil {
 		return nil, &startError{err}
 	}
 	ctx, cancel := context.WithCancel(parent)
@@ -126,12 +131,12 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	if a.cfg.OffloadToolResults {
 		ctx = context.WithValue(ctx, userKey{}, in.UserID)
 	}
-	st, err := a.start(ctx, in)
+	st, err := a.start(ctx, in, p)
 	if err != nil {
 		return nil, &startError{err}
 	}
 	st.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: st.out}
-	st.em.emit(&run.RunStarted{Model: a.info.ID, ModelProvider: a.info.Provider})
+	st.em.emit(&run.RunStarted{Model: p.info.ID, ModelProvider: p.info.Provider})
 	if err := a.buildMessages(ctx, st, in); err != nil {
 		return a.finish(parent, st, err)
 	}

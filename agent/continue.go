@@ -108,7 +108,8 @@ func (a *Agent) ContinueRun(ctx context.Context, req ContinueRequest) (*run.Outp
 }
 
 func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
-	if err := a.prepare(); err != nil {
+	p, err := a.prepare()
+	if err != nil {
 		return nil, &startError{err}
 	}
 	ctx, cancel := context.WithCancel(parent)
@@ -116,7 +117,7 @@ func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(r
 	if a.cfg.OffloadToolResults {
 		ctx = context.WithValue(ctx, userKey{}, req.UserID)
 	}
-	st, err := a.reopen(ctx, req)
+	st, err := a.reopen(ctx, req, p)
 	if err != nil {
 		return nil, &startError{err}
 	}
@@ -133,7 +134,7 @@ func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(r
 
 // reopen loads the run, applies the caller's resolutions and the cut, and
 // decides between continuing in place and forking.
-func (a *Agent) reopen(ctx context.Context, req ContinueRequest) (*runState, error) {
+func (a *Agent) reopen(ctx context.Context, req ContinueRequest, p *prepared) (*runState, error) {
 	src := req.Run
 	if src == nil {
 		if a.cfg.Store == nil {
@@ -181,7 +182,7 @@ func (a *Agent) reopen(ctx context.Context, req ContinueRequest) (*runState, err
 		out.Metrics = &run.RunMetrics{}
 	}
 	out.Metrics.StartTimer(a.cfg.Now())
-	st := &runState{out: out, session: session}
+	st := &runState{p: p, out: out, session: session}
 	st.messages, err = a.withHistory(ctx, out)
 	return st, err
 }

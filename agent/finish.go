@@ -110,7 +110,8 @@ func errorType(err error) string {
 	return "run_error"
 }
 
-// save writes the session (with its metrics) and the run, as one row.
+// save writes the session (with its state and metrics) and the run, as one
+// row, in one transaction.
 func (a *Agent) save(ctx context.Context, st *runState) error {
 	store := a.cfg.Store
 	if store == nil {
@@ -120,16 +121,11 @@ func (a *Agent) save(ctx context.Context, st *runState) error {
 	if st.out.Status == run.StatusCompleted {
 		accumulateSessionMetrics(session, st.out.Metrics)
 	}
-	if session.CreatedAt == 0 || st.out.Status == run.StatusCompleted {
-		stored, err := store.UpsertSession(ctx, session)
-		if err != nil {
-			return fmt.Errorf("save session %s: %w", session.SessionID, err)
-		}
-		st.session = stored
-	}
-	if _, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: session.SessionID, UserID: st.out.UserID, Run: st.out}); err != nil {
+	stored, _, err := store.SaveRun(ctx, session, storage.RunRecord{SessionID: session.SessionID, UserID: st.out.UserID, Run: st.out})
+	if err != nil {
 		return fmt.Errorf("save run %s: %w", st.out.RunID, err)
 	}
+	st.session = stored
 	return nil
 }
 

@@ -92,7 +92,7 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 // callModel sends the conversation to the model, streaming deltas to the
 // consumer when there is one, and records the usage.
 func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, error) {
-	req := &model.Request{Messages: st.messages, Tools: a.toolDefs}
+	req := &model.Request{Messages: st.messages, Tools: st.p.toolDefs}
 	if schema := a.cfg.OutputSchema; schema != nil {
 		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: schema.strict}
 	}
@@ -121,7 +121,7 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%s: the stream ended without a final reply", a.info.Provider)
+			return nil, fmt.Errorf("%s: the stream ended without a final reply", st.p.info.Provider)
 		}
 	} else {
 		var err error
@@ -130,9 +130,9 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 		}
 		st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
 	}
-	usage := run.ModelMetrics{Metrics: resp.Usage, ID: a.info.ID, Provider: a.info.Provider}
+	usage := run.ModelMetrics{Metrics: resp.Usage, ID: st.p.info.ID, Provider: st.p.info.Provider}
 	if usage.Cost == nil {
-		usage.Cost = a.cfg.Prices.cost(a.info.ID, resp.Usage)
+		usage.Cost = a.cfg.Prices.cost(st.p.info.ID, resp.Usage)
 	}
 	st.out.Metrics.AddModelUsage(run.ModelTypeModel, usage)
 	return resp, nil

@@ -12,6 +12,8 @@ import (
 
 // runState is one run in flight.
 type runState struct {
+	// p is the agent's prepared tools and model identity.
+	p       *prepared
 	out     *run.Output
 	session *storage.Session
 	em      *emitter
@@ -34,7 +36,7 @@ func (st *runState) ownMessages() []*run.Message {
 }
 
 // start loads or creates the session and opens the run's output.
-func (a *Agent) start(ctx context.Context, in *run.Input) (*runState, error) {
+func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runState, error) {
 	now := a.cfg.Now()
 	sessionID := in.SessionID
 	if sessionID == "" {
@@ -55,8 +57,8 @@ func (a *Agent) start(ctx context.Context, in *run.Input) (*runState, error) {
 		SessionID:     sessionID,
 		UserID:        in.UserID,
 		Input:         in,
-		Model:         a.info.ID,
-		ModelProvider: a.info.Provider,
+		Model:         p.info.ID,
+		ModelProvider: p.info.Provider,
 		Status:        run.StatusRunning,
 		Metadata:      in.Metadata,
 		CreatedAt:     now.Unix(),
@@ -64,7 +66,7 @@ func (a *Agent) start(ctx context.Context, in *run.Input) (*runState, error) {
 	}
 	out.Metrics.StartTimer(now)
 	out.SessionState = a.mergeSessionState(session, in.SessionState)
-	return &runState{out: out, session: session}, nil
+	return &runState{p: p, out: out, session: session}, nil
 }
 
 // sessionStateKey is where session_data keeps the session's state.

@@ -21,7 +21,7 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 		st.em.emit(&run.ToolCallStarted{Tool: &run.ToolExecution{ToolCallID: call.ID, ToolName: call.Function.Name,
 			ToolArgs: parseArgs(call.Function.Arguments), CreatedAt: a.cfg.Now().Unix()}})
 	}
-	outcomes := tool.Execute(ctx, a.tools, calls, tool.ExecuteOptions{Limit: a.cfg.ToolCallLimit, Used: st.toolCalls, Now: a.cfg.Now})
+	outcomes := tool.Execute(ctx, st.p.tools, calls, tool.ExecuteOptions{Limit: a.cfg.ToolCallLimit, Used: st.toolCalls, Now: a.cfg.Now})
 	paused := false
 	for _, outcome := range outcomes {
 		if outcome.Counted {
@@ -134,7 +134,7 @@ func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
 					t.ToolArgs[field.Name] = field.Value
 				}
 			}
-			a.callTool(ctx, t)
+			a.callTool(ctx, st, t)
 		}
 		failed := false
 		if t.ToolCallError == nil {
@@ -150,9 +150,9 @@ func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
 
 // callTool runs one tool the person approved (or answered), bypassing its
 // confirmation and user-input pause, and records the result on t.
-func (a *Agent) callTool(ctx context.Context, t *run.ToolExecution) {
+func (a *Agent) callTool(ctx context.Context, st *runState, t *run.ToolExecution) {
 	call := run.ToolCall{ID: t.ToolCallID, Type: "function", Function: run.ToolCallFunction{Name: t.ToolName, Arguments: encodeArgs(t.ToolArgs)}}
-	outcome := tool.Execute(ctx, a.tools, []run.ToolCall{call}, tool.ExecuteOptions{Resolved: true, Now: a.cfg.Now})[0]
+	outcome := tool.Execute(ctx, st.p.tools, []run.ToolCall{call}, tool.ExecuteOptions{Resolved: true, Now: a.cfg.Now})[0]
 	t.Result, t.ToolCallError, t.Metrics = outcome.Execution.Result, outcome.Execution.ToolCallError, outcome.Execution.Metrics
 }
 

@@ -36,6 +36,11 @@ type RunStore interface {
 	GetRun(ctx context.Context, runID, userID string) (RunRecord, error)
 	// GetRuns returns one page of runs and the total number that match.
 	GetRuns(ctx context.Context, q RunQuery) ([]RunRecord, int, error)
+	// SaveRun upserts a session and one of its runs in a single
+	// transaction: what an agent does when a turn ends, with one durable
+	// commit instead of two. The run's user scope follows [RunStore.UpsertRun];
+	// the session's follows [SessionStore.UpsertSession].
+	SaveRun(ctx context.Context, s *Session, rec RunRecord) (*Session, RunRecord, error)
 	// DeleteRun removes one run.
 	DeleteRun(ctx context.Context, runID, userID string) error
 	// ContextRuns returns the last n runs of a session that may feed a

@@ -13,6 +13,8 @@ import (
 func runTests() []conformanceTest {
 	return []conformanceTest{
 		{"UpsertGetRoundTrip", testRunRoundTrip},
+		{"SaveRunWritesBoth", testSaveRunWritesBoth},
+		{"SaveRunIsAtomic", testSaveRunIsAtomic},
 		{"RunTypeDefaultsToAgent", testRunDefaultType},
 		{"RunIndexInInsertionOrder", testRunIndexInsertionOrder},
 		{"RunIndexPerSession", testRunIndexPerSession},
@@ -439,4 +441,33 @@ func testRunContextRuns(t *testing.T, store storage.Store) {
 	got, err = store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true})
 	require.NoError(t, err)
 	require.Equal(t, all, outputRunIDs(got.Runs), "IncludeRuns alone loads every run")
+}
+
+func testSaveRunWritesBoth(t *testing.T, store storage.Store) {
+	session := &storage.Session{SessionID: "s-new", SessionType: storage.SessionTypeAgent, AgentID: "agent-1", UserID: alice,
+		SessionData: map[string]any{"session_state": map[string]any{"n": float64(1)}}}
+	stored, rec, err := store.SaveRun(t.Context(), session, testRun("s-new", "r-1", alice))
+	require.NoError(t, err)
+	require.Equal(t, "s-new", stored.SessionID)
+	require.EqualValues(t, 0, *rec.RunIndex)
+	got, err := store.GetSession(t.Context(), "s-new", storage.GetSessionOptions{UserID: alice, IncludeRuns: true})
+	require.NoError(t, err)
+	require.Len(t, got.Runs, 1)
+	require.Equal(t, map[string]any{"n": float64(1)}, got.SessionData["session_state"])
+}
+
+func testSaveRunIsAtomic(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-alice", alice)
+	// bob's run id collides with a run of alice's: the run write fails, and
+	// bob's new session must not be left behind.
+	_, err := store.UpsertRun(t.Context(), testRun("s-alice", "r-shared", alice))
+	require.NoError(t, err)
+	_, _, err = store.SaveRun(t.Context(), &storage.Session{SessionID: "s-bob", SessionType: storage.SessionTypeAgent, UserID: bob},
+		testRun("s-bob", "r-shared", bob))
+	require.Error(t, err)
+	_, err = store.GetSession(t.Context(), "s-bob", storage.GetSessionOptions{})
+	require.ErrorIs(t, err, storage.ErrNotFound, "the session write rolled back with the run write")
+	rec, err := store.GetRun(t.Context(), "r-shared", "")
+	require.NoError(t, err)
+	require.Equal(t, "s-alice", rec.SessionID)
 }

@@ -19,28 +19,73 @@ const runColumns = "run_id, session_id, run_type, user_id, run_index, run_data, 
 // highest run_index) and one row write, so its cost does not grow with the
 // number of runs a session holds.
 func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.RunRecord, error) {
+	write, err := s.runWrite(rec)
+	if err != nil {
+		return rec, err
+	}
+	err = s.db.InTx(ctx, func(tx Conn) error {
+		rec, err = write(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return rec, fmt.Errorf("upsert run %s: %w", rec.Run.RunID, err)
+	}
+	return rec, nil
+}
+
+// SaveRun implements [storage.RunStore]: the session and the run in one
+// transaction.
+func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec storage.RunRecord) (*storage.Session, storage.RunRecord, error) {
+	writeSession, err := s.sessionWrite(session)
+	if err != nil {
+		return nil, rec, err
+	}
+	if rec.SessionID == "" {
+		rec.SessionID = session.SessionID
+	}
+	writeRun, err := s.runWrite(rec)
+	if err != nil {
+		return nil, rec, err
+	}
+	var stored *storage.Session
+	err = s.db.InTx(ctx, func(tx Conn) error {
+		if stored, err = writeSession(ctx, tx); err != nil {
+			return s.sessionWriteErr(session, err)
+		}
+		rec, err = writeRun(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, rec, fmt.Errorf("save run %s: %w", rec.Run.RunID, err)
+	}
+	return stored, rec, nil
+}
+
+// runWrite validates and encodes a run and returns the statements that
+// write it inside a transaction.
+func (s *Store) runWrite(rec storage.RunRecord) (func(ctx context.Context, tx Conn) (storage.RunRecord, error), error) {
 	if rec.Run == nil || rec.Run.RunID == "" {
-		return rec, storage.Invalidf("run_id is required")
+		return nil, storage.Invalidf("run_id is required")
 	}
 	runID := rec.Run.RunID
 	if rec.SessionID == "" {
 		rec.SessionID = rec.Run.SessionID
 	}
 	if rec.SessionID == "" {
-		return rec, storage.Invalidf("run %s: session_id is required", runID)
+		return nil, storage.Invalidf("run %s: session_id is required", runID)
 	}
 	if rec.Run.SessionID != "" && rec.Run.SessionID != rec.SessionID {
-		return rec, storage.Invalidf("run %s names session %s but is saved to session %s", runID, rec.Run.SessionID, rec.SessionID)
+		return nil, storage.Invalidf("run %s names session %s but is saved to session %s", runID, rec.Run.SessionID, rec.SessionID)
 	}
 	if rec.Run.Status != "" && !rec.Run.Status.Valid() {
-		return rec, storage.Invalidf("run %s: unknown status %q", runID, rec.Run.Status)
+		return nil, storage.Invalidf("run %s: unknown status %q", runID, rec.Run.Status)
 	}
 	if rec.RunType == "" {
 		rec.RunType = storage.RunTypeAgent
 	}
 	runData, err := json.Marshal(rec.Run)
 	if err != nil {
-		return rec, fmt.Errorf("%w: encode run %s: %v", storage.ErrInvalid, runID, err)
+		return nil, fmt.Errorf("%w: encode run %s: %v", storage.ErrInvalid, runID, err)
 	}
 	now := s.nowSeconds()
 	rec.UpdatedAt = now
@@ -51,16 +96,17 @@ func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.R
 		rec.CreatedAt = now
 	}
 	scopedUser := rec.UserID
-	err = s.db.InTx(ctx, func(tx Conn) error {
+	return func(ctx context.Context, tx Conn) (storage.RunRecord, error) {
+		rec := rec
 		// Lock the session row (Postgres) so concurrent inserts into one
 		// session take distinct run_index values.
 		var owner string
 		err := tx.QueryRow(ctx, fmt.Sprintf("SELECT user_id FROM %s WHERE session_id = ?%s", s.tables.sessions, s.dialect.forUpdate()), rec.SessionID).Scan(nullString{&owner})
 		if errors.Is(err, ErrNoRows) || (err == nil && scopedUser != "" && owner != scopedUser) {
-			return notFound("session", rec.SessionID)
+			return rec, notFound("session", rec.SessionID)
 		}
 		if err != nil {
-			return err
+			return rec, err
 		}
 		if rec.UserID == "" {
 			rec.UserID = owner
@@ -79,7 +125,7 @@ func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.R
 				last := int64(-1)
 				err := tx.QueryRow(ctx, fmt.Sprintf("SELECT run_index FROM %s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1", s.tables.runs), rec.SessionID).Scan(&last)
 				if err != nil && !errors.Is(err, ErrNoRows) {
-					return err
+					return rec, err
 				}
 				next := last + 1
 				rec.RunIndex = &next
@@ -88,25 +134,21 @@ func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.R
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.tables.runs),
 				runID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
 				nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), *rec.RunIndex, string(runData), rec.CreatedAt, now)
-			return err
+			return rec, err
 		case err != nil:
-			return err
+			return rec, err
 		case scopedUser != "" && storedUser != scopedUser:
-			return notFound("run", runID)
+			return rec, notFound("run", runID)
 		case storedSession != rec.SessionID:
-			return storage.Invalidf("run %s belongs to session %s, not %s", runID, storedSession, rec.SessionID)
+			return rec, storage.Invalidf("run %s belongs to session %s, not %s", runID, storedSession, rec.SessionID)
 		}
 		rec.RunIndex = &storedIndex
 		_, err = tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET run_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?, status = ?,
 	parent_run_id = ?, run_data = ?, updated_at = ? WHERE run_id = ?`, s.tables.runs),
 			string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID), nullable(rec.UserID),
 			nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), string(runData), now, runID)
-		return err
-	})
-	if err != nil {
-		return rec, fmt.Errorf("upsert run %s: %w", runID, err)
-	}
-	return rec, nil
+		return rec, err
+	}, nil
 }
 
 // GetRun implements [storage.RunStore].

@@ -15,6 +15,21 @@ const sessionColumns = "session_id, session_type, agent_id, team_id, workflow_id
 
 // UpsertSession implements [storage.SessionStore].
 func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storage.Session, error) {
+	write, err := s.sessionWrite(in)
+	if err != nil {
+		return nil, err
+	}
+	var out *storage.Session
+	err = s.db.InTx(ctx, func(tx Conn) error {
+		out, err = write(ctx, tx)
+		return err
+	})
+	return out, s.sessionWriteErr(in, err)
+}
+
+// sessionWrite validates and encodes a session and returns the statement
+// that writes it inside a transaction.
+func (s *Store) sessionWrite(in *storage.Session) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
 	if in == nil || in.SessionID == "" {
 		return nil, storage.Invalidf("session_id is required")
 	}
@@ -46,21 +61,23 @@ ON CONFLICT (session_id) DO UPDATE SET
 	updated_at = excluded.updated_at%[3]s
 WHERE excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id
 RETURNING %[2]s`, s.tables.sessions, sessionColumns, s.clearLegacyRuns())
-	var out *storage.Session
-	err = s.db.InTx(ctx, func(tx Conn) error {
-		row := tx.QueryRow(ctx, query, in.SessionID, string(sessionType), nullable(in.AgentID), nullable(in.TeamID),
-			nullable(in.WorkflowID), nullable(in.UserID), docs[0], docs[1], docs[2], docs[3], docs[4], docs[5], createdAt, now)
-		var err error
-		out, err = scanSession(row)
+	return func(ctx context.Context, tx Conn) (*storage.Session, error) {
+		return scanSession(tx.QueryRow(ctx, query, in.SessionID, string(sessionType), nullable(in.AgentID), nullable(in.TeamID),
+			nullable(in.WorkflowID), nullable(in.UserID), docs[0], docs[1], docs[2], docs[3], docs[4], docs[5], createdAt, now))
+	}, nil
+}
+
+// sessionWriteErr turns a session write's error into the store's.
+func (s *Store) sessionWriteErr(in *storage.Session, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoRows):
+		return notFound("session", in.SessionID)
+	case errors.Is(err, storage.ErrNotFound), errors.Is(err, storage.ErrInvalid):
 		return err
-	})
-	if errors.Is(err, ErrNoRows) {
-		return nil, notFound("session", in.SessionID)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("upsert session %s: %w", in.SessionID, err)
-	}
-	return out, nil
+	return fmt.Errorf("upsert session %s: %w", in.SessionID, err)
 }
 
 // clearLegacyRuns is the SET clause that empties Agno 2.x's runs column on a
