@@ -158,3 +158,14 @@ func encodeArgs(args map[string]any) string {
 	}
 	return string(data)
 }
+
+// ModelInfo names the agent's model and its provider.
+func (a *Agent) ModelInfo() model.Info { return a.cfg.Model.Info() }
+
+// Instructions returns the agent's instructions.
+func (a *Agent) Instructions() string { return a.cfg.Instructions }
+
+var (
+	_ run.Continuer = (*Agent)(nil)
+	_ run.Collector = (*Agent)(nil)
+)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -274,13 +275,13 @@ func TestConfirmationPausesAndContinues(t *testing.T) {
 			require.Len(t, rec.Run.Requirements, 1, "the requirement is persisted")
 			require.Len(t, b.model.Requests(), 1, "the tool did not run")
 
-			_, err = b.agent.ContinueRun(t.Context(), agent.ContinueRequest{RunID: paused.RunID, UserID: "ada"})
+			_, err = b.agent.ContinueRun(t.Context(), &agent.ContinueRequest{RunID: paused.RunID, UserID: "ada"})
 			require.ErrorIs(t, err, agent.ErrUnresolved)
 
 			resolution := *rec.Run.Tools[0]
 			resolution.Confirmed = &confirm
 			resolution.ConfirmationNote = "not now"
-			out, err := b.agent.ContinueRun(t.Context(), agent.ContinueRequest{RunID: paused.RunID, UserID: "ada", Tools: []*run.ToolExecution{&resolution}})
+			out, err := b.agent.ContinueRun(t.Context(), &agent.ContinueRequest{RunID: paused.RunID, UserID: "ada", Tools: []*run.ToolExecution{&resolution}})
 			require.NoError(t, err)
 			require.Equal(t, run.StatusCompleted, out.Status)
 			require.Equal(t, paused.RunID, out.RunID, "a paused run continues in place")
@@ -307,7 +308,7 @@ func TestContinueFromCheckpointForks(t *testing.T) {
 	checkpoint := *first.LastCheckpointAtMessageIndex
 	require.Equal(t, 4, checkpoint, "system, user, assistant tool call, tool result")
 
-	fork, err := b.agent.ContinueRun(t.Context(), agent.ContinueRequest{RunID: first.RunID, ContinueFrom: agent.ContinueFromIndex(checkpoint), Fork: true})
+	fork, err := b.agent.ContinueRun(t.Context(), &agent.ContinueRequest{RunID: first.RunID, ContinueFrom: strconv.Itoa(checkpoint), Fork: true})
 	require.NoError(t, err)
 	require.NotEqual(t, first.RunID, fork.RunID)
 	require.Equal(t, first.RunID, fork.ForkedFromRunID)
@@ -325,7 +326,7 @@ func TestContinueFromCheckpointForks(t *testing.T) {
 	require.Equal(t, "It is sunny.", orig.Run.Content, "the original is never rewritten")
 
 	// A cut inside a tool batch snaps down so the call keeps its result.
-	snapped, err := b.agent.ContinueRun(t.Context(), agent.ContinueRequest{RunID: first.RunID, ContinueFrom: agent.ContinueFromIndex(3), Fork: true})
+	snapped, err := b.agent.ContinueRun(t.Context(), &agent.ContinueRequest{RunID: first.RunID, ContinueFrom: "3", Fork: true})
 	require.NoError(t, err)
 	require.Equal(t, 2, *snapped.ForkedFromMessageIndex)
 	require.Len(t, b.model.Requests()[3].Messages, 2, "cutting after the tool call drops the call too")

@@ -12,14 +12,17 @@ import (
 	"github.com/agnogo/agnogo/storage"
 )
 
-// Errors of [Agent.Continue]. Match them with errors.Is.
+// Errors of [Agent.Continue]; they are run's, so a server can tell them apart
+// without knowing the runner. Match them with errors.Is.
 var (
 	// ErrRunNotFound: the run to continue does not exist (for this user).
-	ErrRunNotFound = errors.New("run not found")
+	ErrRunNotFound = run.ErrRunNotFound
 	// ErrNotContinuable: the run was cancelled, or belongs to another agent.
-	ErrNotContinuable = errors.New("run cannot be continued")
+	ErrNotContinuable = run.ErrNotContinuable
 	// ErrUnresolved: the run still waits for a confirmation, input or result.
-	ErrUnresolved = errors.New("run has unresolved requirements")
+	ErrUnresolved = run.ErrUnresolved
+	// ErrInvalidRequest: the request itself is malformed (e.g. continue_from).
+	ErrInvalidRequest = run.ErrInvalidContinue
 )
 
 // ContinueFrom says where a continued run picks up: after every message
@@ -66,30 +69,13 @@ func (c ContinueFrom) String() string {
 	return "end"
 }
 
-// ContinueRequest says which run to continue and how.
-type ContinueRequest struct {
-	// RunID names the stored run to continue.
-	RunID string
-	// UserID scopes the read of the run and its session.
-	UserID string
-	// Run is the run itself, for an agent without a store (RunID is then ignored).
-	Run *run.Output
-	// Tools carry the resolutions of a paused run, matched by tool_call_id:
-	// Confirmed (+ ConfirmationNote) for a confirmation, UserInputSchema
-	// values for user input, Result for an external execution.
-	Tools []*run.ToolExecution
-	// ContinueFrom cuts the stored messages before continuing.
-	ContinueFrom ContinueFrom
-	// Fork continues in a new run of the same session, leaving the original
-	// untouched. A completed run is always forked.
-	Fork bool
-	// Input, when set, is appended as a new user message.
-	Input string
-}
+// ContinueRequest says which run to continue and how; see
+// [run.ContinueRequest].
+type ContinueRequest = run.ContinueRequest
 
 // Continue resumes a paused run, or restarts any run but a cancelled one from
 // a message boundary, and yields its events like [Agent.Stream].
-func (a *Agent) Continue(ctx context.Context, req ContinueRequest) iter.Seq2[run.Event, error] {
+func (a *Agent) Continue(ctx context.Context, req *ContinueRequest) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		_, err := a.resume(ctx, req, yield)
 		if startErr, ok := err.(*startError); ok {
@@ -99,7 +85,7 @@ func (a *Agent) Continue(ctx context.Context, req ContinueRequest) iter.Seq2[run
 }
 
 // ContinueRun is [Agent.Continue] returning the run, like [Agent.Run].
-func (a *Agent) ContinueRun(ctx context.Context, req ContinueRequest) (*run.Output, error) {
+func (a *Agent) ContinueRun(ctx context.Context, req *ContinueRequest) (*run.Output, error) {
 	out, err := a.resume(ctx, req, nil)
 	if startErr, ok := err.(*startError); ok {
 		return nil, startErr.err
@@ -107,7 +93,7 @@ func (a *Agent) ContinueRun(ctx context.Context, req ContinueRequest) (*run.Outp
 	return out, err
 }
 
-func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
+func (a *Agent) resume(parent context.Context, req *ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
 	p, err := a.prepare()
 	if err != nil {
 		return nil, &startError{err}
@@ -134,7 +120,7 @@ func (a *Agent) resume(parent context.Context, req ContinueRequest, yield func(r
 
 // reopen loads the run, applies the caller's resolutions and the cut, and
 // decides between continuing in place and forking.
-func (a *Agent) reopen(ctx context.Context, req ContinueRequest, p *prepared) (*runState, error) {
+func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (*runState, error) {
 	src := req.Run
 	if src == nil {
 		if a.cfg.Store == nil {
@@ -149,7 +135,13 @@ func (a *Agent) reopen(ctx context.Context, req ContinueRequest, p *prepared) (*
 		}
 		src = rec.Run
 	}
+	from, err := ParseContinueFrom(req.ContinueFrom)
+	if err != nil {
+		return nil, fmt.Errorf("continue run %s: %w: %w", src.RunID, ErrInvalidRequest, err)
+	}
 	switch {
+	case req.SessionID != "" && src.SessionID != req.SessionID:
+		return nil, fmt.Errorf("continue run %s: not in session %s: %w", src.RunID, req.SessionID, ErrRunNotFound)
 	case src.AgentID != "" && src.AgentID != a.cfg.ID:
 		return nil, fmt.Errorf("continue run %s: it belongs to agent %s: %w", src.RunID, src.AgentID, ErrNotContinuable)
 	case src.Status == run.StatusCancelled:
@@ -163,8 +155,8 @@ func (a *Agent) reopen(ctx context.Context, req ContinueRequest, p *prepared) (*
 
 	messages := src.Messages
 	cut := len(messages)
-	if req.ContinueFrom != ContinueFromEnd {
-		cut = req.ContinueFrom.cutIndex(messages)
+	if from != ContinueFromEnd {
+		cut = from.cutIndex(messages)
 	}
 	fork := req.Fork || src.Status == run.StatusCompleted || src.Status == run.StatusRegenerated
 	out := src

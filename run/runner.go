@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"iter"
 )
 
@@ -33,3 +34,54 @@ type Runner interface {
 	// which is then persisted as CANCELLED.
 	Stream(ctx context.Context, in *Input) iter.Seq2[Event, error]
 }
+
+// ContinueRequest asks a runner to resume a paused run, or to restart a run
+// from an earlier message (see [Continuer]).
+type ContinueRequest struct {
+	// RunID names the stored run to continue.
+	RunID string
+	// SessionID, when set, must be the run's session.
+	SessionID string
+	// UserID scopes the read of the run and its session.
+	UserID string
+	// Run is the run itself, for a runner without a store (RunID is then ignored).
+	Run *Output
+	// Tools carry the resolutions of a paused run, matched by tool_call_id:
+	// Confirmed (and ConfirmationNote) for a confirmation, UserInputSchema
+	// values for user input, Result for an external execution.
+	Tools []*ToolExecution
+	// ContinueFrom is "end" (the default), "last_user", or a message count:
+	// where the continued run picks up.
+	ContinueFrom string
+	// Fork continues in a new run of the same session, leaving the original
+	// untouched. A completed run is always forked.
+	Fork bool
+	// Input, when set, is appended as a new user message.
+	Input string
+}
+
+// Continuer is a [Runner] whose runs can be continued: human-in-the-loop
+// resolutions, restarts from a message boundary, forks.
+type Continuer interface {
+	// Continue resumes a run and yields its events like [Runner.Stream].
+	Continue(ctx context.Context, req *ContinueRequest) iter.Seq2[Event, error]
+}
+
+// Collector is a [Runner] that can also run to completion and return the
+// whole run, which a non-streaming caller wants.
+type Collector interface {
+	// Run executes one run and returns it, whatever its final status.
+	Run(ctx context.Context, in *Input) (*Output, error)
+}
+
+// Errors a [Continuer] reports. Match them with errors.Is.
+var (
+	// ErrRunNotFound: the run to continue does not exist (for this user).
+	ErrRunNotFound = errors.New("run not found")
+	// ErrNotContinuable: the run was cancelled, or belongs to another runner.
+	ErrNotContinuable = errors.New("run cannot be continued")
+	// ErrUnresolved: the run still waits for a confirmation, input or result.
+	ErrUnresolved = errors.New("run has unresolved requirements")
+	// ErrInvalidContinue: the request itself is malformed (e.g. continue_from).
+	ErrInvalidContinue = errors.New("invalid continue request")
+)

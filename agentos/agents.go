@@ -1,0 +1,50 @@
+package agentos
+
+import (
+	"net/http"
+
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/run"
+)
+
+func (o *OS) agentRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /agents", o.handleListAgents)
+	mux.HandleFunc("GET /agents/{agent_id}", o.handleGetAgent)
+}
+
+// agentSummary is an agent as GET /agents lists it: what browser clients
+// read (id, name, db_id, model).
+func (o *OS) agentSummary(r run.Runner) map[string]any {
+	summary := map[string]any{"id": r.ID(), "name": r.Name(), "description": "", "db_id": ""}
+	if o.cfg.Store != nil {
+		summary["db_id"] = o.cfg.DBID
+	}
+	if m, ok := r.(interface{ ModelInfo() model.Info }); ok {
+		info := m.ModelInfo()
+		summary["model"] = map[string]any{"name": info.ID, "model": info.ID, "provider": info.Provider}
+	}
+	if i, ok := r.(interface{ Instructions() string }); ok && i.Instructions() != "" {
+		summary["instructions"] = i.Instructions()
+	}
+	return summary
+}
+
+func (o *OS) handleListAgents(w http.ResponseWriter, r *http.Request) {
+	agents := make([]map[string]any, 0, len(o.order))
+	for _, id := range o.order {
+		if o.canSee(r, "agents", id) {
+			agents = append(agents, o.agentSummary(o.runners[id]))
+		}
+	}
+	writeJSON(w, http.StatusOK, agents)
+}
+
+func (o *OS) handleGetAgent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("agent_id")
+	runner, ok := o.runner(id)
+	if !ok || !o.canSee(r, "agents", id) {
+		writeError(w, http.StatusNotFound, "Agent not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, o.agentSummary(runner))
+}

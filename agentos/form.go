@@ -1,0 +1,157 @@
+package agentos
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// maxFormMemory bounds the part of a multipart form held in memory; larger
+// uploads spill to temporary files.
+const maxFormMemory = 32 << 20
+
+// maxBodyBytes bounds a run request's body.
+const maxBodyBytes = 64 << 20
+
+// form is a parsed run or continue form.
+type form struct {
+	values map[string][]string
+	issues []validationIssue
+	used   map[string]bool
+}
+
+// parseForm reads a multipart or urlencoded form. A body of another type is
+// read as an empty form (so required fields are reported missing).
+func parseForm(w http.ResponseWriter, r *http.Request) (*form, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	f := &form{values: map[string][]string{}, used: map[string]bool{}}
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var err error
+	switch mediaType {
+	case "multipart/form-data":
+		err = r.ParseMultipartForm(maxFormMemory)
+		if r.MultipartForm != nil {
+			for k, v := range r.MultipartForm.Value {
+				f.values[k] = v
+			}
+		}
+	case "application/x-www-form-urlencoded":
+		err = r.ParseForm()
+		for k, v := range r.PostForm {
+			f.values[k] = v
+		}
+	default:
+		err = r.ParseForm() // query parameters still count
+	}
+	for k, v := range r.URL.Query() {
+		if _, set := f.values[k]; !set {
+			f.values[k] = v
+		}
+	}
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("malformed form body: %w", err)
+	}
+	return f, nil
+}
+
+// str returns a field's first value.
+func (f *form) str(name string) string {
+	f.used[name] = true
+	if v := f.values[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// has reports whether a field was sent.
+func (f *form) has(name string) bool {
+	_, ok := f.values[name]
+	return ok
+}
+
+// required returns a field that must be present and non-empty.
+func (f *form) required(name string) string {
+	v := f.str(name)
+	if strings.TrimSpace(v) == "" {
+		f.issues = append(f.issues, missingField(name))
+	}
+	return v
+}
+
+// boolean reads a true/false field, with a default when absent.
+func (f *form) boolean(name string, def bool) bool {
+	v := strings.TrimSpace(f.str(name))
+	if v == "" {
+		return def
+	}
+	switch strings.ToLower(v) {
+	case "true", "1", "yes", "on":
+		return true
+	case "false", "0", "no", "off":
+		return false
+	}
+	f.issues = append(f.issues, invalidField(name, fmt.Sprintf("Input should be a valid boolean, unable to interpret %q", v)))
+	return def
+}
+
+// integer reads an integer field.
+func (f *form) integer(name string, def int) int {
+	v := strings.TrimSpace(f.str(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		f.issues = append(f.issues, invalidField(name, fmt.Sprintf("Input should be a valid integer, unable to parse %q", v)))
+		return def
+	}
+	return n
+}
+
+// jsonObject decodes a field holding a JSON object.
+func (f *form) jsonObject(name string) map[string]any {
+	v := strings.TrimSpace(f.str(name))
+	if v == "" {
+		return nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(v), &obj); err != nil || obj == nil {
+		f.issues = append(f.issues, invalidField(name, "Value must be a JSON object"))
+		return nil
+	}
+	return obj
+}
+
+// jsonInto decodes a field holding JSON into v.
+func (f *form) jsonInto(name string, v any, what string) {
+	raw := strings.TrimSpace(f.str(name))
+	if raw == "" {
+		return
+	}
+	if err := json.Unmarshal([]byte(raw), v); err != nil {
+		f.issues = append(f.issues, invalidField(name, "Value must be "+what+": "+err.Error()))
+	}
+}
+
+// extra returns the fields no one read, which are passed through to the run.
+func (f *form) extra() map[string]any {
+	var out map[string]any
+	for k, v := range f.values {
+		if f.used[k] || len(v) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v[0]
+	}
+	return out
+}

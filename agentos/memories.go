@@ -1,0 +1,6 @@
+package agentos
+
+import "net/http"
+
+// memoryRoutes mounts the memory routes.
+func (o *OS) memoryRoutes(mux *http.ServeMux) {}

@@ -1,0 +1,171 @@
+package agentos
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// Config configures an [OS].
+type Config struct {
+	// ID is the os_id reported by /config. Defaults to "agnogo".
+	ID string
+	// Name is reported by /info and /config. Defaults to "AgentOS".
+	Name string
+	// Description is reported by /config.
+	Description string
+	// Runners are the agents (teams, workflows) served, by their IDs.
+	Runners []run.Runner
+	// Store keeps sessions, runs and memories. Without one, the session and
+	// memory routes answer 503.
+	Store storage.Store
+	// DBID names the database in the API (db_id). Defaults to "agnogo-db".
+	DBID string
+	// Auth configures authentication and authorization. Defaults to none.
+	Auth AuthConfig
+	// CORSAllowedOrigins replaces AgentOS's default browser origins.
+	CORSAllowedOrigins []string
+	// Version is reported by /info. Defaults to "dev".
+	Version string
+	// Logger receives request and run logs. Defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// OS serves the AgentOS API. It is an http.Handler.
+type OS struct {
+	cfg     Config
+	log     *slog.Logger
+	runners map[string]run.Runner
+	order   []string
+	handler http.Handler
+	auth    *authenticator
+
+	mu       sync.Mutex
+	inflight map[string]*inflightRun // by run id
+	closing  bool
+	wg       sync.WaitGroup
+}
+
+// inflightRun is a run executing in this process.
+type inflightRun struct {
+	agentID, sessionID, userID string
+	cancel                     context.CancelFunc
+}
+
+// New checks cfg and builds the server.
+func New(cfg Config) (*OS, error) {
+	cfg.ID = cmp.Or(cfg.ID, "agnogo")
+	cfg.Name = cmp.Or(cfg.Name, "AgentOS")
+	cfg.DBID = cmp.Or(cfg.DBID, "agnogo-db")
+	cfg.Version = cmp.Or(cfg.Version, "dev")
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	o := &OS{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{}}
+	for _, r := range cfg.Runners {
+		if r == nil {
+			return nil, errors.New("agentos: nil runner")
+		}
+		if _, dup := o.runners[r.ID()]; dup {
+			return nil, fmt.Errorf("agentos: two runners with id %q", r.ID())
+		}
+		o.runners[r.ID()] = r
+		o.order = append(o.order, r.ID())
+	}
+	auth, err := newAuthenticator(cfg.Auth)
+	if err != nil {
+		return nil, fmt.Errorf("agentos: %w", err)
+	}
+	o.auth = auth
+	mux := http.NewServeMux()
+	o.systemRoutes(mux)
+	o.agentRoutes(mux)
+	o.runRoutes(mux)
+	o.sessionRoutes(mux)
+	o.memoryRoutes(mux)
+	o.docsRoutes(mux)
+	o.handler = o.withCORS(o.withAuth(mux))
+	return o, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (o *OS) ServeHTTP(w http.ResponseWriter, r *http.Request) { o.handler.ServeHTTP(w, r) }
+
+// Shutdown stops accepting runs, cancels the runs in flight and waits until
+// each has saved its final state, or ctx ends.
+func (o *OS) Shutdown(ctx context.Context) error {
+	o.mu.Lock()
+	o.closing = true
+	for _, r := range o.inflight {
+		r.cancel()
+	}
+	o.mu.Unlock()
+	done := make(chan struct{})
+	go func() { o.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("agentos shutdown: %w", ctx.Err())
+	}
+}
+
+// track registers a run in flight; the returned function unregisters it.
+// It fails when the server is shutting down.
+func (o *OS) track(runID string, r *inflightRun) (func(), bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closing {
+		return nil, false
+	}
+	o.inflight[runID] = r
+	o.wg.Add(1)
+	return func() {
+		o.mu.Lock()
+		delete(o.inflight, runID)
+		o.mu.Unlock()
+		o.wg.Done()
+	}, true
+}
+
+// cancelRun cancels a run in flight and reports whether it was found.
+func (o *OS) cancelRun(runID string) (*inflightRun, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r, ok := o.inflight[runID]
+	if ok {
+		r.cancel()
+	}
+	return r, ok
+}
+
+// runner looks up a runner by id.
+func (o *OS) runner(id string) (run.Runner, bool) {
+	r, ok := o.runners[id]
+	return r, ok
+}
+
+// newID returns a random UUID for runs and sessions.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	s := hex.EncodeToString(b[:])
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:]
+}

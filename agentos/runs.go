@@ -1,0 +1,312 @@
+package agentos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"net/http"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+func (o *OS) runRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /agents/{agent_id}/runs", o.handleCreateRun)
+	mux.HandleFunc("GET /agents/{agent_id}/runs", o.handleListRuns)
+	mux.HandleFunc("GET /agents/{agent_id}/runs/{run_id}", o.handleGetRun)
+	mux.HandleFunc("POST /agents/{agent_id}/runs/{run_id}/cancel", o.handleCancelRun)
+	mux.HandleFunc("POST /agents/{agent_id}/runs/{run_id}/continue", o.handleContinueRun)
+}
+
+// agentFor resolves the path's agent and checks the caller may run it.
+func (o *OS) agentFor(w http.ResponseWriter, r *http.Request, action string) (run.Runner, bool) {
+	id := r.PathValue("agent_id")
+	runner, ok := o.runner(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Agent not found")
+		return nil, false
+	}
+	if !o.authorize(w, r, "agents", id, action) {
+		return nil, false
+	}
+	return runner, true
+}
+
+func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
+	runner, ok := o.agentFor(w, r, "run")
+	if !ok {
+		return
+	}
+	f, err := parseForm(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	message := f.required("message")
+	stream := f.boolean("stream", true)
+	background := f.boolean("background", false)
+	in := &run.Input{
+		InputContent: message,
+		SessionID:    f.str("session_id"),
+		UserID:       o.userScope(r, f.str("user_id")),
+		SessionState: f.jsonObject("session_state"),
+		Metadata:     f.jsonObject("metadata"),
+	}
+	f.jsonObject("dependencies")
+	if len(f.issues) > 0 {
+		writeValidation(w, f.issues...)
+		return
+	}
+	if background {
+		writeError(w, http.StatusBadRequest, "background runs need the durable queue, which this server does not run; send background=false")
+		return
+	}
+	if extra := f.extra(); len(extra) > 0 {
+		if in.Metadata == nil {
+			in.Metadata = map[string]any{}
+		}
+		for k, v := range extra {
+			if _, set := in.Metadata[k]; !set {
+				in.Metadata[k] = v
+			}
+		}
+	}
+	if in.SessionID == "" {
+		in.SessionID = newID()
+	}
+	in.RunID = newID()
+	o.serveRun(w, r, stream, in.RunID, &inflightRun{agentID: runner.ID(), sessionID: in.SessionID, userID: in.UserID},
+		func(ctx context.Context) iter.Seq2[run.Event, error] { return runner.Stream(ctx, in) },
+		func(ctx context.Context) (*run.Output, error) {
+			if c, ok := runner.(run.Collector); ok {
+				return c.Run(ctx, in)
+			}
+			return o.collect(ctx, runner.Stream(ctx, in), in.UserID)
+		})
+}
+
+// serveRun executes a run tracked for cancellation, answering SSE when
+// stream is set and the run's JSON otherwise. The run is bound to the
+// request: a client that goes away cancels it.
+func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID string, meta *inflightRun,
+	events func(context.Context) iter.Seq2[run.Event, error], collect func(context.Context) (*run.Output, error)) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	meta.cancel = cancel
+	done, ok := o.track(runID, meta)
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	}
+	defer done()
+	if !stream {
+		out, err := collect(ctx)
+		if out == nil {
+			o.writeRunError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, runSchema(out))
+		return
+	}
+	var sse *sseWriter
+	for event, err := range events(ctx) {
+		if err != nil {
+			if sse == nil {
+				o.writeRunError(w, r, err)
+				return
+			}
+			_ = sse.errorFrame(err.Error())
+			return
+		}
+		if sse == nil {
+			sse = startSSE(w)
+		}
+		if sse.event(event) != nil {
+			return // the client left; returning cancels the run
+		}
+	}
+}
+
+// writeRunError answers a run that could not start.
+func (o *OS) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, run.ErrRunNotFound), errors.Is(err, storage.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, run.ErrNotContinuable):
+		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, run.ErrInvalidContinue), errors.Is(err, run.ErrUnresolved), errors.Is(err, storage.ErrInvalid):
+		writeError(w, http.StatusBadRequest, err.Error())
+	default:
+		o.writeStoreError(w, r, err)
+	}
+}
+
+// collect runs a stream to its end and returns the stored run, for runners
+// that cannot return their output directly.
+func (o *OS) collect(ctx context.Context, events iter.Seq2[run.Event, error], userID string) (*run.Output, error) {
+	var last run.Event
+	for event, err := range events {
+		if err != nil {
+			return nil, err
+		}
+		last = event
+	}
+	if last == nil {
+		return nil, errors.New("the run produced no events")
+	}
+	if o.cfg.Store == nil {
+		return nil, errors.New("the runner returns no output and there is no store to read it from")
+	}
+	rec, err := o.cfg.Store.GetRun(context.WithoutCancel(ctx), last.Base().RunID, userID)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Run, nil
+}
+
+// runSchema is a run as the API returns it: the run's own fields plus
+// run_input, the user's message as text.
+func runSchema(out *run.Output) map[string]any {
+	data, err := json.Marshal(out)
+	if err != nil {
+		return map[string]any{"run_id": out.RunID, "status": out.Status}
+	}
+	var schema map[string]any
+	_ = json.Unmarshal(data, &schema) // a run that encodes decodes
+	if out.Input != nil {
+		schema["run_input"] = out.Input.ContentString()
+	}
+	return schema
+}
+
+// needStore answers 503 when the server has no store.
+func (o *OS) needStore(w http.ResponseWriter) bool {
+	if o.cfg.Store == nil {
+		writeError(w, http.StatusServiceUnavailable, "this AgentOS has no database configured")
+		return false
+	}
+	return true
+}
+
+func (o *OS) handleListRuns(w http.ResponseWriter, r *http.Request) {
+	runner, ok := o.agentFor(w, r, "read")
+	if !ok || !o.needStore(w) {
+		return
+	}
+	q := r.URL.Query()
+	sessionID := q.Get("session_id")
+	if sessionID == "" {
+		writeValidation(w, validationIssue{Loc: []string{"query", "session_id"}, Msg: "Field required", Type: "missing"})
+		return
+	}
+	query := storage.RunQuery{SessionID: sessionID, UserID: o.userScope(r, q.Get("user_id"))}
+	if status := q.Get("status"); status != "" {
+		parsed, err := run.ParseStatus(status)
+		if err != nil {
+			writeValidation(w, validationIssue{Loc: []string{"query", "status"}, Msg: err.Error(), Type: "enum"})
+			return
+		}
+		query.Statuses = []run.Status{parsed}
+	}
+	records, _, err := o.cfg.Store.GetRuns(r.Context(), query)
+	if err != nil {
+		o.writeStoreError(w, r, err)
+		return
+	}
+	runs := make([]map[string]any, 0, len(records))
+	for _, rec := range records {
+		if rec.Run.AgentID == runner.ID() {
+			runs = append(runs, runSchema(rec.Run))
+		}
+	}
+	writeJSON(w, http.StatusOK, runs)
+}
+
+// storedRun reads a run of the path's agent, in the caller's scope; a run
+// of another agent or session is not found.
+func (o *OS) storedRun(w http.ResponseWriter, r *http.Request, runner run.Runner) (*run.Output, bool) {
+	q := r.URL.Query()
+	rec, err := o.cfg.Store.GetRun(r.Context(), r.PathValue("run_id"), o.userScope(r, q.Get("user_id")))
+	if err == nil && (rec.Run.AgentID != runner.ID() || (q.Get("session_id") != "" && rec.SessionID != q.Get("session_id"))) {
+		err = storage.ErrNotFound
+	}
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			writeError(w, http.StatusNotFound, "Run not found")
+		} else {
+			o.writeStoreError(w, r, err)
+		}
+		return nil, false
+	}
+	return rec.Run, true
+}
+
+func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request) {
+	runner, ok := o.agentFor(w, r, "read")
+	if !ok || !o.needStore(w) {
+		return
+	}
+	if out, ok := o.storedRun(w, r, runner); ok {
+		writeJSON(w, http.StatusOK, runSchema(out))
+	}
+}
+
+func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request) {
+	runner, ok := o.agentFor(w, r, "run")
+	if !ok {
+		return
+	}
+	runID := r.PathValue("run_id")
+	o.mu.Lock()
+	live, found := o.inflight[runID]
+	o.mu.Unlock()
+	if found && live.agentID == runner.ID() && (live.userID == o.userScope(r, live.userID)) {
+		o.cancelRun(runID)
+		writeJSON(w, http.StatusOK, map[string]any{})
+		return
+	}
+	if o.cfg.Store != nil {
+		if _, ok := o.storedRun(w, r, runner); ok {
+			writeJSON(w, http.StatusOK, map[string]any{}) // already over: nothing to cancel
+		}
+		return
+	}
+	writeError(w, http.StatusNotFound, "Run not found")
+}
+
+func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
+	runner, ok := o.agentFor(w, r, "run")
+	if !ok {
+		return
+	}
+	continuer, ok := runner.(run.Continuer)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "this agent's runs cannot be continued")
+		return
+	}
+	f, err := parseForm(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	req := &run.ContinueRequest{
+		RunID:        r.PathValue("run_id"),
+		SessionID:    f.str("session_id"),
+		UserID:       o.userScope(r, f.str("user_id")),
+		Input:        f.str("input"),
+		ContinueFrom: f.str("continue_from"),
+		Fork:         f.boolean("fork", false),
+	}
+	f.jsonInto("tools", &req.Tools, "a JSON array of tool executions")
+	stream := f.boolean("stream", true)
+	if len(f.issues) > 0 {
+		writeValidation(w, f.issues...)
+		return
+	}
+	o.serveRun(w, r, stream, req.RunID, &inflightRun{agentID: runner.ID(), sessionID: req.SessionID, userID: req.UserID},
+		func(ctx context.Context) iter.Seq2[run.Event, error] { return continuer.Continue(ctx, req) },
+		func(ctx context.Context) (*run.Output, error) {
+			return o.collect(ctx, continuer.Continue(ctx, req), req.UserID)
+		})
+}
