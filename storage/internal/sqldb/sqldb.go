@@ -7,22 +7,113 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/agnogo/agnogo/storage/internal/sqlstore"
 )
 
-// Conn wraps a *sql.DB or *sql.Tx as a [sqlstore.Conn].
+// Conn wraps a *sql.DB or *sql.Tx as a [sqlstore.Conn]. Statements are
+// prepared once per pool and reused: parsing SQL costs SQLite more than
+// running these small statements.
 type Conn struct {
 	q interface {
 		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	}
+	// tx is set inside a transaction, which binds the cached statements.
+	tx    *sql.Tx
+	stmts *stmtCache
+	// misses collects, inside a transaction, the statements to prepare
+	// once it ends.
+	misses *[]string
+}
+
+// stmt returns the cached prepared statement for query, or nil to run it
+// unprepared. Outside a transaction a missing statement is prepared on the
+// spot. Inside one it is only noted: the transaction holds the writer's one
+// connection, so it is prepared once the transaction ends (see [DB.InTx]).
+func (c Conn) stmt(ctx context.Context, query string) *sql.Stmt {
+	if c.stmts == nil {
+		return nil
+	}
+	stmt := c.stmts.peek(query)
+	switch {
+	case stmt != nil && c.tx != nil:
+		return c.tx.StmtContext(ctx, stmt)
+	case stmt != nil:
+		return stmt
+	case c.tx != nil:
+		*c.misses = append(*c.misses, query)
+		return nil
+	}
+	return c.stmts.prepare(ctx, query)
+}
+
+// stmtCache holds the prepared statements of one pool.
+type stmtCache struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// maxCachedStatements bounds the cache: queries are built from templates,
+// but IN lists of varying length make new texts.
+const maxCachedStatements = 512
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}}
+}
+
+func (c *stmtCache) peek(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[query]
+}
+
+// prepare prepares and caches query. The lock is not held while preparing,
+// which may wait for a connection.
+func (c *stmtCache) prepare(ctx context.Context, query string) *sql.Stmt {
+	c.mu.Lock()
+	full := len(c.stmts) >= maxCachedStatements
+	c.mu.Unlock()
+	if full {
+		return nil
+	}
+	stmt, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil // the statement's own error surfaces when it runs unprepared
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cached, ok := c.stmts[query]; ok {
+		_ = stmt.Close()
+		return cached
+	}
+	c.stmts[query] = stmt
+	return stmt
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, stmt := range c.stmts {
+		errs = append(errs, stmt.Close())
+	}
+	c.stmts = map[string]*sql.Stmt{}
+	return errors.Join(errs...)
 }
 
 // Exec implements [sqlstore.Conn].
 func (c Conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := c.q.ExecContext(ctx, query, args...)
+	var res sql.Result
+	var err error
+	if stmt := c.stmt(ctx, query); stmt != nil {
+		res, err = stmt.ExecContext(ctx, args...)
+	} else {
+		res, err = c.q.ExecContext(ctx, query, args...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -35,7 +126,13 @@ func (c Conn) Exec(ctx context.Context, query string, args ...any) (int64, error
 
 // Query implements [sqlstore.Conn].
 func (c Conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	rows, err := c.q.QueryContext(ctx, query, args...)
+	var rows *sql.Rows
+	var err error
+	if stmt := c.stmt(ctx, query); stmt != nil {
+		rows, err = stmt.QueryContext(ctx, args...)
+	} else {
+		rows, err = c.q.QueryContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +141,9 @@ func (c Conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Ro
 
 // QueryRow implements [sqlstore.Conn].
 func (c Conn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	if stmt := c.stmt(ctx, query); stmt != nil {
+		return sqlRow{stmt.QueryRowContext(ctx, args...)}
+	}
 	return sqlRow{c.q.QueryRowContext(ctx, query, args...)}
 }
 
@@ -69,10 +169,26 @@ type DB struct {
 	Writer *sql.DB
 	// Readers serve reads; may be the same pool as Writer.
 	Readers *sql.DB
+
+	once                  sync.Once
+	writeStmts, readStmts *stmtCache
+}
+
+func (d *DB) init() {
+	d.once.Do(func() {
+		d.writeStmts = newStmtCache(d.Writer)
+		d.readStmts = d.writeStmts
+		if d.Readers != d.Writer {
+			d.readStmts = newStmtCache(d.Readers)
+		}
+	})
 }
 
 // Reader implements [sqlstore.DB].
-func (d *DB) Reader() sqlstore.Conn { return Conn{q: d.Readers} }
+func (d *DB) Reader() sqlstore.Conn {
+	d.init()
+	return Conn{q: d.Readers, stmts: d.readStmts}
+}
 
 // InTx implements [sqlstore.DB].
 func (d *DB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) error {
@@ -80,19 +196,29 @@ func (d *DB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(Conn{q: tx}); err != nil {
+	d.init()
+	var misses []string
+	if err := fn(Conn{q: tx, tx: tx, stmts: d.writeStmts, misses: &misses}); err != nil {
 		_ = tx.Rollback() // the error that made us roll back is the one to report
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	for _, query := range misses {
+		d.writeStmts.prepare(ctx, query)
+	}
 	return nil
 }
 
 // Close implements [sqlstore.DB].
 func (d *DB) Close() error {
-	err := d.Writer.Close()
+	d.init()
+	err := d.writeStmts.close()
+	if d.readStmts != d.writeStmts {
+		err = errors.Join(err, d.readStmts.close())
+	}
+	err = errors.Join(err, d.Writer.Close())
 	if d.Readers != d.Writer {
 		err = errors.Join(err, d.Readers.Close())
 	}
