@@ -140,6 +140,11 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	if err := a.buildMessages(ctx, st, in); err != nil {
 		return a.finish(parent, st, err)
 	}
+	if in.PersistOnStart {
+		if err := a.saveRunning(ctx, st); err != nil {
+			return a.finish(parent, st, err)
+		}
+	}
 	err = a.attempts(ctx, st)
 	if err == nil {
 		a.updateMemories(ctx, st, in.ContentString())

@@ -450,3 +450,23 @@ func TestHistoryOnANewUserSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, b.model.Requests()[1].Messages, 4, "system, history (2), input")
 }
+
+// TestPersistOnStartListsTheRunInFlight: with PersistOnStart the run row
+// exists, RUNNING, while the model is still answering.
+func TestPersistOnStartListsTheRunInFlight(t *testing.T) {
+	var seen run.Status
+	var b *bundle
+	b = setup(t, []scripted.Reply{scripted.Respond(func(req *model.Request) scripted.Reply {
+		runs, _, err := b.store.GetRuns(context.Background(), storage.RunQuery{SessionID: "s1"})
+		if err == nil && len(runs) == 1 {
+			seen = runs[0].Run.Status
+		}
+		return scripted.Text("done")
+	})}, nil)
+	out, err := b.agent.Run(t.Context(), &run.Input{InputContent: "hi", SessionID: "s1", PersistOnStart: true})
+	require.NoError(t, err)
+	require.Equal(t, run.StatusRunning, seen, "the RUNNING row was there during the model call")
+	rec, err := b.store.GetRun(t.Context(), out.RunID, "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCompleted, rec.Run.Status)
+}

@@ -129,6 +129,12 @@ func (a *Agent) save(ctx context.Context, st *runState) error {
 	return nil
 }
 
+// saveRunning writes the run as it starts, status RUNNING.
+func (a *Agent) saveRunning(ctx context.Context, st *runState) error {
+	st.out.Messages = st.ownMessages()
+	return a.save(ctx, st)
+}
+
 // accumulateSessionMetrics adds a completed run's metrics to
 // session_data["session_metrics"].
 func accumulateSessionMetrics(session *storage.Session, metrics *run.RunMetrics) {

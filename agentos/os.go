@@ -98,6 +98,7 @@ func New(cfg Config) (*OS, error) {
 	o.runRoutes(mux)
 	o.sessionRoutes(mux)
 	o.memoryRoutes(mux)
+	o.metricsRoutes(mux)
 	o.docsRoutes(mux)
 	o.handler = o.withCORS(o.withAuth(mux))
 	return o, nil

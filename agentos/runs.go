@@ -52,6 +52,8 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 		UserID:       o.userScope(r, f.str("user_id")),
 		SessionState: f.jsonObject("session_state"),
 		Metadata:     f.jsonObject("metadata"),
+		// Listed while in flight; a crash leaves a RUNNING row behind.
+		PersistOnStart: true,
 	}
 	f.jsonObject("dependencies")
 	if len(f.issues) > 0 {

@@ -23,6 +23,10 @@ type Input struct {
 	RunID string `json:"-"`
 	// Metadata is stored on the run.
 	Metadata map[string]any `json:"-"`
+	// PersistOnStart saves the run as RUNNING before the model is first
+	// called, so the run is listed while in flight and a crash leaves
+	// evidence. AgentOS sets it; by default a run is saved when it ends.
+	PersistOnStart bool `json:"-"`
 	// SessionState is merged into the session's state (key by key) before
 	// the run; the merged state is saved with the session.
 	SessionState map[string]any `json:"-"`
