@@ -1,6 +1,953 @@
 package agentos
 
-import "net/http"
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-// sessionRoutes mounts the session routes.
-func (o *OS) sessionRoutes(mux *http.ServeMux) {}
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// sessionRoutes mounts the session routes (agentos-api.md §8) and an agent's
+// session fork.
+func (o *OS) sessionRoutes(mux *http.ServeMux) { o.mount(mux, o.sessionEndpoints()) }
+
+// sessionEndpoints lists the session routes with the scope each needs.
+func (o *OS) sessionEndpoints() []endpoint {
+	return []endpoint{
+		{"GET /sessions", "sessions", "read", "", o.handleListSessions},
+		{"POST /sessions", "sessions", "write", "", o.handleCreateSession},
+		{"DELETE /sessions", "sessions", "delete", "", o.handleDeleteSessions},
+		{"GET /sessions/{session_id}", "sessions", "read", "session_id", o.handleGetSession},
+		{"PATCH /sessions/{session_id}", "sessions", "write", "session_id", o.handleUpdateSession},
+		{"DELETE /sessions/{session_id}", "sessions", "delete", "session_id", o.handleDeleteSession},
+		{"POST /sessions/{session_id}/rename", "sessions", "write", "session_id", o.handleRenameSession},
+		{"GET /sessions/{session_id}/runs", "sessions", "read", "session_id", o.handleListSessionRuns},
+		{"GET /sessions/{session_id}/runs/{run_id}", "sessions", "read", "session_id", o.handleGetSessionRun},
+		{"POST /agents/{agent_id}/sessions/{session_id}/fork", "sessions", "write", "session_id", o.handleForkSession},
+	}
+}
+
+// sessionTypes are the accepted values of the type / session_type query
+// parameter and of CreateSessionRequest.session_type.
+var sessionTypes = []string{string(storage.SessionTypeAgent), string(storage.SessionTypeTeam), string(storage.SessionTypeWorkflow)}
+
+// sessionSortColumns are the sort_by values GET /sessions accepts.
+var sessionSortColumns = []string{"created_at", "updated_at", "session_id", "session_name"}
+
+// externalResumeKeys are session_data keys that bind a session to one
+// external CLI conversation (storage.md §6). A fork drops them: two agnogo
+// sessions resuming one CLI session would interleave their turns.
+var externalResumeKeys = []string{"claude_sdk_session_id", "codex_thread_id"}
+
+func (o *OS) handleListSessions(w http.ResponseWriter, r *http.Request) {
+	started := time.Now()
+	q := newQueryReader(r)
+	sessionType, _ := q.sessionType()
+	page := q.pagination()
+	sortBy := q.enum("sort_by", "created_at", sessionSortColumns...)
+	sortOrder := q.sortOrder()
+	if q.failed(w) {
+		return
+	}
+	userID := o.userScope(r, q.str("user_id"))
+	sessions, total, err := o.cfg.Store.ListSessions(r.Context(), storage.SessionQuery{
+		UserID:      userID,
+		Type:        sessionType,
+		ComponentID: q.str("component_id"),
+		Name:        q.str("session_name"),
+		SortBy:      sortBy,
+		SortOrder:   sortOrder,
+		Page:        page.store(),
+	})
+	if err != nil {
+		o.writeStoreError(w, r, err)
+		return
+	}
+	items := make([]map[string]any, 0, len(sessions))
+	for _, s := range sessions {
+		items = append(items, sessionSchema(s, o.sessionName(r.Context(), s, userID)))
+	}
+	writeJSON(w, http.StatusOK, paginate(items, page, total, started))
+}
+
+func (o *OS) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+	body, ok := readJSONObject(w, r, false)
+	if !ok {
+		return
+	}
+	q := newQueryReader(r)
+	sessionType, fromQuery := q.sessionType()
+	if q.failed(w) {
+		return
+	}
+	if !fromQuery && body.has("session_type") {
+		sessionType = storage.SessionType(body.enum("session_type", sessionTypes...))
+	}
+	sessionType = cmp.Or(sessionType, storage.SessionTypeAgent)
+	sessionID := body.str("session_id")
+	name := body.str("session_name")
+	state := body.object("session_state")
+	metadata := body.object("metadata")
+	requestedUser := body.str("user_id")
+	componentID := body.str("component_id")
+	agentID, teamID, workflowID := body.str("agent_id"), body.str("team_id"), body.str("workflow_id")
+	if body.failed(w) {
+		return
+	}
+	userID := o.userScope(r, requestedUser)
+	if sessionID == "" {
+		sessionID = newID()
+	}
+	ctx := r.Context()
+	// Creating never overwrites: an id already taken (by this caller or, in
+	// the store's scoped upsert below, by anyone else) is a conflict.
+	_, err := o.cfg.Store.GetSession(ctx, sessionID, storage.GetSessionOptions{UserID: userID})
+	switch {
+	case err == nil:
+		writeError(w, http.StatusConflict, fmt.Sprintf("Session with id '%s' already exists", sessionID))
+		return
+	case !errors.Is(err, storage.ErrNotFound):
+		o.writeStoreError(w, r, err)
+		return
+	}
+	session := &storage.Session{SessionID: sessionID, SessionType: sessionType, UserID: userID, Metadata: metadata}
+	switch sessionType {
+	case storage.SessionTypeTeam:
+		session.TeamID = cmp.Or(teamID, componentID)
+	case storage.SessionTypeWorkflow:
+		session.WorkflowID = cmp.Or(workflowID, componentID)
+	default:
+		session.AgentID = cmp.Or(agentID, componentID)
+	}
+	if state != nil || name != "" {
+		session.SessionData = map[string]any{}
+		if state != nil {
+			session.SessionData[sessionStateKey] = state
+		}
+		if name != "" {
+			session.SessionData[storage.SessionNameKey] = name
+		}
+	}
+	stored, err := o.cfg.Store.UpsertSession(ctx, session)
+	if errors.Is(err, storage.ErrNotFound) {
+		writeError(w, http.StatusConflict, fmt.Sprintf("Session with id '%s' already exists", sessionID))
+		return
+	}
+	if err != nil {
+		o.writeStoreError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, sessionDetail(stored, stored.Name()))
+}
+
+// sessionStateKey is where session_data keeps the session's state.
+const sessionStateKey = "session_state"
+
+func (o *OS) handleGetSession(w http.ResponseWriter, r *http.Request) {
+	session, userID, ok := o.pathSession(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDetail(session, o.sessionName(r.Context(), session, userID)))
+}
+
+func (o *OS) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
+	body, ok := readJSONObject(w, r, true)
+	if !ok {
+		return
+	}
+	// Agno's UpdateSessionRequest names it session_name; name is accepted too.
+	nameField := "session_name"
+	if !body.has(nameField) && body.has("name") {
+		nameField = "name"
+	}
+	name, setName := body.str(nameField), body.has(nameField)
+	state, setState := body.object("session_state"), body.has("session_state")
+	metadata, setMetadata := body.object("metadata"), body.has("metadata")
+	summary, setSummary := body.object("summary"), body.has("summary")
+	if body.failed(w) {
+		return
+	}
+	session, userID, ok := o.pathSession(w, r)
+	if !ok {
+		return
+	}
+	if setName || setState {
+		if session.SessionData == nil {
+			session.SessionData = map[string]any{}
+		}
+	}
+	switch {
+	case setName && name == "":
+		delete(session.SessionData, storage.SessionNameKey)
+	case setName:
+		session.SessionData[storage.SessionNameKey] = name
+	}
+	if setState {
+		session.SessionData[sessionStateKey] = state
+	}
+	if setMetadata {
+		session.Metadata = metadata
+	}
+	if setSummary {
+		session.Summary = summary
+	}
+	stored, err := o.cfg.Store.UpsertSession(r.Context(), session)
+	if err != nil {
+		o.writeSessionError(w, r, session.SessionID, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDetail(stored, o.sessionName(r.Context(), stored, userID)))
+}
+
+func (o *OS) handleRenameSession(w http.ResponseWriter, r *http.Request) {
+	body, ok := readJSONObject(w, r, true)
+	if !ok {
+		return
+	}
+	name := body.required("session_name")
+	if body.failed(w) {
+		return
+	}
+	sessionID := r.PathValue("session_id")
+	userID := o.userScope(r, r.URL.Query().Get("user_id"))
+	stored, err := o.cfg.Store.RenameSession(r.Context(), sessionID, userID, name)
+	if err != nil {
+		o.writeSessionError(w, r, sessionID, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDetail(stored, stored.Name()))
+}
+
+func (o *OS) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
+	sessionID := r.PathValue("session_id")
+	userID := o.userScope(r, r.URL.Query().Get("user_id"))
+	if o.sessionInFlight(sessionID, userID) {
+		writeError(w, http.StatusConflict, sessionInFlightDetail(sessionID))
+		return
+	}
+	err := o.cfg.Store.DeleteSession(r.Context(), sessionID, userID)
+	if err != nil {
+		o.writeSessionError(w, r, sessionID, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (o *OS) handleDeleteSessions(w http.ResponseWriter, r *http.Request) {
+	body, ok := readJSONObject(w, r, true)
+	if !ok {
+		return
+	}
+	ids := body.requiredList("session_ids")
+	// Agno requires session_types beside the ids; agnogo takes it as optional
+	// (a session id names one row whatever its type) but checks it when sent.
+	types := body.strings("session_types")
+	for i, t := range types {
+		if !storage.SessionType(t).Valid() {
+			body.issue(enumIssue([]string{"body", "session_types", fmt.Sprint(i)}, sessionTypes))
+		}
+	}
+	if body.failed(w) {
+		return
+	}
+	if types != nil && len(types) != len(ids) {
+		writeError(w, http.StatusBadRequest, "Session IDs and session types must have the same length")
+		return
+	}
+	userID := o.userScope(r, r.URL.Query().Get("user_id"))
+	for _, id := range ids {
+		if o.sessionInFlight(id, userID) {
+			writeError(w, http.StatusConflict, sessionInFlightDetail(id))
+			return
+		}
+	}
+	for _, id := range ids {
+		// Sessions that are gone, or not the caller's, are skipped as Agno does.
+		if err := o.cfg.Store.DeleteSession(r.Context(), id, userID); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			o.writeStoreError(w, r, err)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionInFlight reports whether a run of the session, in the caller's
+// user scope, is executing in this process. Deleting such a session would
+// not stick: the run saves its session when it ends, which writes the row
+// again (without the runs the delete removed).
+func (o *OS) sessionInFlight(sessionID, userID string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, live := range o.inflight {
+		if live.sessionID == sessionID && (userID == "" || live.userID == userID) {
+			return true
+		}
+	}
+	return false
+}
+
+func sessionInFlightDetail(sessionID string) string {
+	return fmt.Sprintf("Session with id '%s' has a run in progress: cancel it or let it finish, then delete the session", sessionID)
+}
+
+func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
+	q := newQueryReader(r)
+	createdAfter := q.epoch("created_after")
+	createdBefore := q.epoch("created_before")
+	if q.failed(w) {
+		return
+	}
+	session, userID, ok := o.pathSession(w, r)
+	if !ok {
+		return
+	}
+	records, _, err := o.cfg.Store.GetRuns(r.Context(), storage.RunQuery{
+		SessionID: session.SessionID, UserID: userID, CreatedAfter: createdAfter, CreatedBefore: createdBefore,
+	})
+	if err != nil {
+		o.writeStoreError(w, r, err)
+		return
+	}
+	runs := make([]map[string]any, 0, len(records))
+	for _, rec := range records {
+		runs = append(runs, runSchema(rec.Run))
+	}
+	writeJSON(w, http.StatusOK, runs)
+}
+
+func (o *OS) handleGetSessionRun(w http.ResponseWriter, r *http.Request) {
+	session, userID, ok := o.pathSession(w, r)
+	if !ok {
+		return
+	}
+	runID := r.PathValue("run_id")
+	rec, err := o.cfg.Store.GetRun(r.Context(), runID, userID)
+	if err == nil && rec.SessionID != session.SessionID {
+		err = storage.ErrNotFound
+	}
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Run with ID %s not found in session %s", runID, session.SessionID))
+	case err != nil:
+		o.writeStoreError(w, r, err)
+	default:
+		writeJSON(w, http.StatusOK, runSchema(rec.Run))
+	}
+}
+
+// handleForkSession copies a session of the path's agent, with every run
+// under a fresh run_id, into a new session (runtime.md §12).
+func (o *OS) handleForkSession(w http.ResponseWriter, r *http.Request) {
+	agentID := r.PathValue("agent_id")
+	if _, ok := o.runner(agentID); !ok {
+		writeError(w, http.StatusNotFound, "Agent not found")
+		return
+	}
+	source, userID, ok := o.pathSession(w, r)
+	if !ok {
+		return
+	}
+	// A session of another component is reported as missing, never forked
+	// (auth-and-isolation.md §5: component matching fails closed).
+	if source.SessionType != storage.SessionTypeAgent || source.AgentID != agentID {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Session with id '%s' not found", source.SessionID))
+		return
+	}
+	records, _, err := o.cfg.Store.GetRuns(r.Context(), storage.RunQuery{SessionID: source.SessionID, UserID: userID})
+	if err != nil {
+		o.writeStoreError(w, r, err)
+		return
+	}
+	forkID, err := o.forkSession(context.WithoutCancel(r.Context()), source, records)
+	if err != nil {
+		o.writeStoreError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"session_id": forkID, "forked_from_session_id": source.SessionID})
+}
+
+// forkSession writes the copy of source and its runs and returns the new
+// session's id. A copy that fails half-way is deleted, so a fork is all or
+// nothing. It runs to completion even when the client leaves.
+func (o *OS) forkSession(ctx context.Context, source *storage.Session, records []storage.RunRecord) (string, error) {
+	fork := &storage.Session{}
+	if err := deepCopy(source, fork); err != nil {
+		return "", fmt.Errorf("fork session %s: %w", source.SessionID, err)
+	}
+	fork.SessionID, fork.CreatedAt, fork.UpdatedAt, fork.Runs = newID(), 0, 0, nil
+	for _, key := range externalResumeKeys {
+		delete(fork.SessionData, key)
+	}
+	if _, err := o.cfg.Store.UpsertSession(ctx, fork); err != nil {
+		return "", fmt.Errorf("fork session %s: %w", source.SessionID, err)
+	}
+	newRunIDs := make(map[string]string, len(records))
+	for _, rec := range records {
+		newRunIDs[rec.Run.RunID] = newID()
+	}
+	for _, rec := range records {
+		copied := &run.Output{}
+		err := deepCopy(rec.Run, copied)
+		if err == nil {
+			relinkForkedRun(copied, fork.SessionID, source.SessionID, newRunIDs)
+			_, err = o.cfg.Store.UpsertRun(ctx, storage.RunRecord{
+				SessionID: fork.SessionID, UserID: rec.UserID, RunType: rec.RunType, RunIndex: rec.RunIndex,
+				Run: copied, CreatedAt: rec.CreatedAt,
+			})
+		}
+		if err != nil {
+			if cleanupErr := o.cfg.Store.DeleteSession(ctx, fork.SessionID, ""); cleanupErr != nil {
+				o.log.ErrorContext(ctx, "removing a half-written fork failed", "session_id", fork.SessionID, "error", cleanupErr)
+			}
+			return "", fmt.Errorf("fork session %s: copy run %s: %w", source.SessionID, rec.Run.RunID, err)
+		}
+	}
+	return fork.SessionID, nil
+}
+
+// relinkForkedRun points a copied run at the fork: its new id and session,
+// its lineage, and the new ids of the parent and child runs it names. The
+// copy's stored events describe the original execution (with the original
+// ids), so they are dropped, as a run-level fork does (runtime.md §12).
+func relinkForkedRun(out *run.Output, forkID, sourceID string, newRunIDs map[string]string) {
+	out.RunID = newRunIDs[out.RunID]
+	out.SessionID = forkID
+	out.ForkedFromSessionID = sourceID
+	if parent, ok := newRunIDs[out.ParentRunID]; ok {
+		out.ParentRunID = parent
+	}
+	for _, tool := range out.Tools {
+		if tool == nil {
+			continue
+		}
+		if child, ok := newRunIDs[tool.ChildRunID]; ok {
+			tool.ChildRunID = child
+		}
+	}
+	out.Events = nil
+}
+
+// deepCopy copies src into dst through JSON, the form both are stored in.
+func deepCopy(src, dst any) error {
+	data, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, dst)
+}
+
+// pathSession reads the path's session in the caller's scope (query
+// user_id for admins), or answers 404. A type / session_type query, when
+// sent, must match the session's type, as Agno reads sessions by type.
+func (o *OS) pathSession(w http.ResponseWriter, r *http.Request) (*storage.Session, string, bool) {
+	q := newQueryReader(r)
+	sessionType, typed := q.sessionType()
+	if q.failed(w) {
+		return nil, "", false
+	}
+	sessionID := r.PathValue("session_id")
+	userID := o.userScope(r, q.str("user_id"))
+	session, err := o.cfg.Store.GetSession(r.Context(), sessionID, storage.GetSessionOptions{UserID: userID})
+	if err == nil && typed && session.SessionType != sessionType {
+		err = storage.ErrNotFound
+	}
+	if err != nil {
+		o.writeSessionError(w, r, sessionID, err)
+		return nil, "", false
+	}
+	return session, userID, true
+}
+
+// writeSessionError answers a failed session call, wording not-found as
+// Agno does.
+func (o *OS) writeSessionError(w http.ResponseWriter, r *http.Request, sessionID string, err error) {
+	if errors.Is(err, storage.ErrNotFound) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Session with id '%s' not found", sessionID))
+		return
+	}
+	o.writeStoreError(w, r, err)
+}
+
+// sessionName is the session's display name: the stored one, else the text
+// of its first run's user message, as Agno's get_session_name falls back.
+// Only that one run is read, so listings stay free of runs (upstream issue
+// 10328). A failed lookup leaves the name empty: it is cosmetic.
+func (o *OS) sessionName(ctx context.Context, s *storage.Session, userID string) string {
+	if name := s.Name(); name != "" {
+		return name
+	}
+	records, _, err := o.cfg.Store.GetRuns(ctx, storage.RunQuery{SessionID: s.SessionID, UserID: userID, Page: storage.Page{Limit: 1}})
+	if err != nil || len(records) == 0 {
+		return ""
+	}
+	return firstUserText(records[0].Run)
+}
+
+// firstUserText is the text a run's user sent: its first own user message,
+// else its input.
+func firstUserText(out *run.Output) string {
+	if out == nil {
+		return ""
+	}
+	for _, m := range out.Messages {
+		if m != nil && m.Role == "user" && !m.FromHistory {
+			if text := m.ContentString(); text != "" {
+				return text
+			}
+		}
+	}
+	return out.Input.ContentString()
+}
+
+// sessionSchema is a session as listings return it (Agno's SessionSchema):
+// absent values are left out, as Agno's response_model_exclude_none does.
+// Timestamps are epoch seconds (agentos-api.md §1).
+func sessionSchema(s *storage.Session, name string) map[string]any {
+	out := map[string]any{
+		"session_id":   s.SessionID,
+		"session_name": name,
+		"session_type": cmp.Or(s.SessionType, storage.SessionTypeAgent),
+		"created_at":   s.CreatedAt,
+		"updated_at":   cmp.Or(s.UpdatedAt, s.CreatedAt),
+	}
+	putNonEmpty(out, "user_id", s.UserID)
+	putNonEmpty(out, "agent_id", s.AgentID)
+	putNonEmpty(out, "team_id", s.TeamID)
+	putNonEmpty(out, "workflow_id", s.WorkflowID)
+	if state, ok := s.SessionData[sessionStateKey]; ok && state != nil {
+		out["session_state"] = state
+	}
+	if s.Summary != nil {
+		out["session_summary"] = s.Summary
+	}
+	if metrics, total, ok := sessionMetrics(s); ok {
+		out["metrics"] = metrics
+		if total != nil {
+			out["total_tokens"] = *total
+		}
+	}
+	if s.Metadata != nil {
+		out["metadata"] = s.Metadata
+	}
+	return out
+}
+
+// sessionDetail is one session as GET /sessions/{id} returns it (Agno's
+// Agent/Team/WorkflowSessionDetailSchema, without the chat history: runs
+// are read from /sessions/{id}/runs).
+func sessionDetail(s *storage.Session, name string) map[string]any {
+	out := sessionSchema(s, name)
+	switch s.SessionType {
+	case storage.SessionTypeTeam:
+		putNonNil(out, "team_data", s.TeamData)
+	case storage.SessionTypeWorkflow:
+		putNonNil(out, "workflow_data", s.WorkflowData)
+	default:
+		out["agent_session_id"] = s.SessionID
+		putNonNil(out, "agent_data", s.AgentData)
+	}
+	return out
+}
+
+// sessionMetrics returns session_data["session_metrics"] and its total
+// token count.
+func sessionMetrics(s *storage.Session) (metrics any, totalTokens *int64, ok bool) {
+	metrics, ok = s.SessionData["session_metrics"]
+	if !ok || metrics == nil {
+		return nil, nil, false
+	}
+	switch m := metrics.(type) {
+	case map[string]any:
+		if total, isNumber := m["total_tokens"].(float64); isNumber {
+			totalTokens = new(int64(total))
+		} else {
+			totalTokens = new(int64(0)) // zero counts are left out of stored metrics
+		}
+	case *run.SessionMetrics:
+		totalTokens = new(m.TotalTokens)
+	}
+	return metrics, totalTokens, true
+}
+
+func putNonEmpty(m map[string]any, key, value string) {
+	if value != "" {
+		m[key] = value
+	}
+}
+
+func putNonNil(m map[string]any, key string, value map[string]any) {
+	if value != nil {
+		m[key] = value
+	}
+}
+
+// The request plumbing below is shared by the session, memory and metrics
+// routes: a route table with the scope each route needs, FastAPI-style
+// query and JSON body validation (422 with a list of issues), and the
+// paginated envelope.
+
+// endpoint is one JSON route and the RBAC scope it needs.
+type endpoint struct {
+	pattern  string           // method and path, as http.ServeMux takes them
+	resource string           // RBAC resource (auth-and-isolation.md §4), e.g. "sessions"
+	action   string           // read, write or delete
+	idParam  string           // the path wildcard naming the resource acted on; "" for collections
+	handle   http.HandlerFunc // runs once the caller is authorized and a store is configured
+}
+
+// mount registers endpoints on mux. Each checks, in order, the caller's
+// scope for the resource (403), that a store is configured (503) and that
+// db_id, when sent, names it (404), before its handler runs.
+func (o *OS) mount(mux *http.ServeMux, endpoints []endpoint) {
+	for _, ep := range endpoints {
+		mux.HandleFunc(ep.pattern, func(w http.ResponseWriter, r *http.Request) {
+			var id string
+			if ep.idParam != "" {
+				id = r.PathValue(ep.idParam)
+			}
+			if !o.authorize(w, r, ep.resource, id, ep.action) || !o.needStore(w) {
+				return
+			}
+			if dbID := r.URL.Query().Get("db_id"); dbID != "" && dbID != o.cfg.DBID {
+				writeError(w, http.StatusNotFound, fmt.Sprintf("Database with id '%s' not found", dbID))
+				return
+			}
+			ep.handle(w, r)
+		})
+	}
+}
+
+// queryReader reads query parameters, collecting FastAPI-style issues for
+// values that do not parse.
+type queryReader struct {
+	values url.Values
+	issues []validationIssue
+}
+
+func newQueryReader(r *http.Request) *queryReader { return &queryReader{values: r.URL.Query()} }
+
+// str returns a parameter's first value, or "".
+func (q *queryReader) str(name string) string { return q.values.Get(name) }
+
+// integer reads an integer parameter of at least min, with a default.
+func (q *queryReader) integer(name string, def, min int) int {
+	raw := strings.TrimSpace(q.values.Get(name))
+	if raw == "" {
+		return def
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		q.issues = append(q.issues, validationIssue{Loc: []string{"query", name}, Msg: "Input should be a valid integer, unable to parse string as an integer", Type: "int_parsing"})
+		return def
+	}
+	if n < min {
+		q.issues = append(q.issues, validationIssue{Loc: []string{"query", name}, Msg: fmt.Sprintf("Input should be greater than or equal to %d", min), Type: "greater_than_equal"})
+		return def
+	}
+	return n
+}
+
+// epoch reads an epoch-seconds parameter; 0 when absent.
+func (q *queryReader) epoch(name string) int64 { return int64(q.integer(name, 0, 0)) }
+
+// enum reads a parameter that must be one of allowed, with a default.
+func (q *queryReader) enum(name, def string, allowed ...string) string {
+	raw := q.values.Get(name)
+	if raw == "" {
+		return def
+	}
+	if !slices.Contains(allowed, raw) {
+		q.issues = append(q.issues, enumIssue([]string{"query", name}, allowed))
+		return def
+	}
+	return raw
+}
+
+// sessionType reads type (or its alias session_type); it defaults to agent,
+// and sent reports whether the caller chose it.
+func (q *queryReader) sessionType() (t storage.SessionType, sent bool) {
+	name := "type"
+	if q.values.Get(name) == "" && q.values.Get("session_type") != "" {
+		name = "session_type"
+	}
+	sent = q.values.Get(name) != ""
+	return storage.SessionType(q.enum(name, string(storage.SessionTypeAgent), sessionTypes...)), sent
+}
+
+// sortOrder reads sort_order (asc or desc; default desc).
+func (q *queryReader) sortOrder() storage.SortOrder {
+	return storage.SortOrder(q.enum("sort_order", string(storage.SortDesc), string(storage.SortAsc), string(storage.SortDesc)))
+}
+
+// pagination reads limit (default 20, at least 1) and page (default 1, at
+// least 0), as Agno's list routes declare them.
+func (q *queryReader) pagination() pageParams {
+	p := pageParams{Limit: q.integer("limit", 20, 1), Page: q.integer("page", 1, 0)}
+	// The store's offset is (page-1)*limit; refuse pages whose offset would
+	// overflow rather than let it wrap into a negative OFFSET.
+	if p.Page > 1 && p.Limit > math.MaxInt32/(p.Page-1) {
+		q.issues = append(q.issues, validationIssue{Loc: []string{"query", "page"}, Msg: "page × limit must be at most 2147483647", Type: "value_error"})
+	}
+	return p
+}
+
+// date reads a YYYY-MM-DD parameter as midnight UTC; ok is false when absent.
+func (q *queryReader) date(name string) (day time.Time, ok bool) {
+	raw := strings.TrimSpace(q.values.Get(name))
+	if raw == "" {
+		return time.Time{}, false
+	}
+	day, err := time.Parse(time.DateOnly, raw)
+	if err != nil {
+		q.issues = append(q.issues, validationIssue{Loc: []string{"query", name}, Msg: "Input should be a valid date in the format YYYY-MM-DD", Type: "date_from_datetime_parsing"})
+		return time.Time{}, false
+	}
+	return day, true
+}
+
+// failed answers 422 with the collected issues, if any.
+func (q *queryReader) failed(w http.ResponseWriter) bool {
+	if len(q.issues) == 0 {
+		return false
+	}
+	writeValidation(w, q.issues...)
+	return true
+}
+
+// enumIssue is the 422 issue of a value outside allowed.
+func enumIssue(loc, allowed []string) validationIssue {
+	quoted := make([]string, len(allowed))
+	for i, a := range allowed {
+		quoted[i] = "'" + a + "'"
+	}
+	msg := "Input should be " + quoted[0]
+	if n := len(quoted); n > 1 {
+		msg = "Input should be " + strings.Join(quoted[:n-1], ", ") + " or " + quoted[n-1]
+	}
+	return validationIssue{Loc: loc, Msg: msg, Type: "enum"}
+}
+
+// maxJSONBodyBytes bounds a JSON request body; session state can be large.
+const maxJSONBodyBytes = 8 << 20
+
+// readBody reads a request body up to maxJSONBodyBytes, answering 413 when
+// it is larger.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit))
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "unreadable request body")
+		return nil, false
+	}
+	return data, true
+}
+
+// jsonBody is a JSON object request body whose fields are read one by one,
+// collecting FastAPI-style issues. A null field counts as absent, as
+// Pydantic's Optional fields take it.
+type jsonBody struct {
+	fields map[string]json.RawMessage
+	issues []validationIssue
+}
+
+// readJSONObject reads the request body as a JSON object. An empty body is
+// an empty object unless required. It answers 422 (or 413) and returns false
+// when the body is not a JSON object.
+func readJSONObject(w http.ResponseWriter, r *http.Request, required bool) (*jsonBody, bool) {
+	data, ok := readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	return parseJSONObject(w, data, required)
+}
+
+// parseJSONObject is readJSONObject for a body already read.
+func parseJSONObject(w http.ResponseWriter, data []byte, required bool) (*jsonBody, bool) {
+	body := &jsonBody{fields: map[string]json.RawMessage{}}
+	switch {
+	case len(bytes.TrimSpace(data)) == 0 && required:
+		writeValidation(w, validationIssue{Loc: []string{"body"}, Msg: "Field required", Type: "missing"})
+		return nil, false
+	case len(bytes.TrimSpace(data)) == 0:
+		return body, true
+	case !json.Valid(data):
+		writeValidation(w, validationIssue{Loc: []string{"body"}, Msg: "JSON decode error", Type: "json_invalid"})
+		return nil, false
+	}
+	if err := json.Unmarshal(data, &body.fields); err != nil || body.fields == nil {
+		writeValidation(w, validationIssue{Loc: []string{"body"}, Msg: "Input should be a valid dictionary or object to extract fields from", Type: "model_attributes_type"})
+		return nil, false
+	}
+	return body, true
+}
+
+// raw returns a field's JSON, unless it is absent or null.
+func (b *jsonBody) raw(name string) (json.RawMessage, bool) {
+	v, ok := b.fields[name]
+	if !ok || string(bytes.TrimSpace(v)) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+// has reports whether a field was sent (and is not null).
+func (b *jsonBody) has(name string) bool {
+	_, ok := b.raw(name)
+	return ok
+}
+
+func (b *jsonBody) issue(i validationIssue) { b.issues = append(b.issues, i) }
+
+func (b *jsonBody) invalid(name, msg, kind string) {
+	b.issue(validationIssue{Loc: []string{"body", name}, Msg: msg, Type: kind})
+}
+
+// str reads a string field; "" when absent.
+func (b *jsonBody) str(name string) string {
+	v, ok := b.raw(name)
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		b.invalid(name, "Input should be a valid string", "string_type")
+	}
+	return s
+}
+
+// required reads a string field that must be sent and not blank.
+func (b *jsonBody) required(name string) string {
+	if !b.has(name) {
+		b.issue(missingField(name))
+		return ""
+	}
+	before := len(b.issues)
+	s := b.str(name)
+	if len(b.issues) == before && strings.TrimSpace(s) == "" {
+		b.invalid(name, "String should have at least 1 character", "string_too_short")
+	}
+	return s
+}
+
+// enum reads a string field that must be one of allowed.
+func (b *jsonBody) enum(name string, allowed ...string) string {
+	s := b.str(name)
+	if s != "" && !slices.Contains(allowed, s) {
+		b.issue(enumIssue([]string{"body", name}, allowed))
+		return ""
+	}
+	return s
+}
+
+// object reads a JSON object field; nil when absent.
+func (b *jsonBody) object(name string) map[string]any {
+	v, ok := b.raw(name)
+	if !ok {
+		return nil
+	}
+	var obj map[string]any
+	if json.Unmarshal(v, &obj) != nil {
+		b.invalid(name, "Input should be a valid dictionary", "dict_type")
+		return nil
+	}
+	return obj
+}
+
+// strings reads a list-of-strings field; nil when absent.
+func (b *jsonBody) strings(name string) []string {
+	v, ok := b.raw(name)
+	if !ok {
+		return nil
+	}
+	list, msg := decodeStringList(v)
+	if msg != "" {
+		b.invalid(name, msg, "list_type")
+		return nil
+	}
+	return list
+}
+
+// requiredList reads a list-of-strings field that must hold at least one id.
+func (b *jsonBody) requiredList(name string) []string {
+	if !b.has(name) {
+		b.issue(missingField(name))
+		return nil
+	}
+	list := b.strings(name)
+	if list != nil && len(list) == 0 {
+		b.invalid(name, "List should have at least 1 item after validation, not 0", "too_short")
+	}
+	return list
+}
+
+// decodeStringList decodes a JSON list of strings, or says what is wrong.
+func decodeStringList(v json.RawMessage) ([]string, string) {
+	list := []string{}
+	if json.Unmarshal(v, &list) != nil {
+		return nil, "Input should be a valid list of strings"
+	}
+	return list, ""
+}
+
+// failed answers 422 with the collected issues, if any.
+func (b *jsonBody) failed(w http.ResponseWriter) bool {
+	if len(b.issues) == 0 {
+		return false
+	}
+	writeValidation(w, b.issues...)
+	return true
+}
+
+// pageParams are a listing's limit and page, as the caller sent them.
+type pageParams struct {
+	Limit, Page int
+}
+
+// store is the page as storage counts it: page 0 is the first page.
+func (p pageParams) store() storage.Page { return storage.Page{Limit: p.Limit, Page: max(p.Page, 1)} }
+
+// paginationInfo is the meta of a paginated response.
+type paginationInfo struct {
+	Page       int     `json:"page"`
+	Limit      int     `json:"limit"`
+	TotalPages int     `json:"total_pages"`
+	TotalCount int     `json:"total_count"`
+	SearchTime float64 `json:"search_time_ms"`
+}
+
+// paginatedResponse is Agno's PaginatedResponse[T].
+type paginatedResponse[T any] struct {
+	Data []T            `json:"data"`
+	Meta paginationInfo `json:"meta"`
+}
+
+// paginate wraps one page of a listing; total_pages is ceil(total/limit).
+func paginate[T any](data []T, p pageParams, total int, started time.Time) paginatedResponse[T] {
+	if data == nil {
+		data = []T{}
+	}
+	pages := 0
+	if p.Limit > 0 {
+		pages = (total + p.Limit - 1) / p.Limit
+	}
+	elapsed := math.Round(float64(time.Since(started).Microseconds())/10) / 100
+	return paginatedResponse[T]{Data: data, Meta: paginationInfo{Page: p.Page, Limit: p.Limit, TotalPages: pages, TotalCount: total, SearchTime: elapsed}}
+}
