@@ -124,7 +124,7 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 	src := req.Run
 	if src == nil {
 		if a.cfg.Store == nil {
-			return nil, fmt.Errorf("continue run %s: the agent has no store; pass the run itself", req.RunID)
+			return nil, fmt.Errorf("continue run %s: the agent has no store to find it in (pass the run itself): %w", req.RunID, ErrRunNotFound)
 		}
 		rec, err := a.cfg.Store.GetRun(ctx, req.RunID, req.UserID)
 		if errors.Is(err, storage.ErrNotFound) {

@@ -2,7 +2,6 @@ package agentos_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -181,4 +180,4 @@ func readAll(t *testing.T, resp *http.Response) string {
 	return string(data)
 }
 
-var _ = context.Background
+func storageQuery(sessionID string) storage.RunQuery { return storage.RunQuery{SessionID: sessionID} }

@@ -30,6 +30,9 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 // event writes one run event: `event: Name`, then its compact JSON.
 func (s *sseWriter) event(e run.Event) error {
 	data, err := json.Marshal(e)
+	if err == nil {
+		data, err = dropNulls(data)
+	}
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", e.EventName(), err)
 	}

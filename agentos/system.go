@@ -20,7 +20,7 @@ func (o *OS) handleHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *OS) handleInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"name": o.cfg.Name, "version": o.cfg.Version, "os_id": o.cfg.ID})
+	writeJSON(w, http.StatusOK, map[string]any{"name": o.cfg.Name, "version": o.cfg.Version, "os_id": o.cfg.ID, "auth_mode": o.authMode()})
 }
 
 func (o *OS) handleConfig(w http.ResponseWriter, r *http.Request) {
