@@ -1,6 +1,1042 @@
 package agentos
 
-import "net/http"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
 
-// docsRoutes mounts /openapi.json and /docs.
-func (o *OS) docsRoutes(mux *http.ServeMux) {}
+// This file is the one place the API is described: apiRoutes lists every
+// route the server can mount, and GET /openapi.json (OpenAPI 3.1) and GET
+// /docs (an HTML page, no scripts, no CDN) are both rendered from it. A route
+// is documented only when the server actually mounts it, and the package's
+// tests fail when a mounted route has no entry here.
+
+// apiRoute documents one route.
+type apiRoute struct {
+	// method and path are the route's ServeMux pattern: "GET",
+	// "/agents/{agent_id}". The path of the root route is "/{$}".
+	method, path string
+	// id is the operationId, unique.
+	id string
+	// tag groups routes in the document and on /docs.
+	tag string
+	// summary is one line; description may say more.
+	summary, description string
+	// open routes answer without credentials.
+	open bool
+	// query lists the query parameters.
+	query []apiParam
+	// form lists the form fields of a multipart or urlencoded body.
+	form []apiParam
+	// body is the JSON request body's schema; nil when there is none.
+	body *apiBody
+	// ok is the success answer.
+	ok apiResponse
+	// errors lists the error statuses the route answers, besides 401/403
+	// (every protected route) and 500 (every route).
+	errors []apiError
+}
+
+// apiParam is a query parameter or a form field.
+type apiParam struct {
+	name        string
+	typ         string // string, integer, boolean, object (JSON text), array (JSON text)
+	required    bool
+	def         any
+	enum        []string
+	description string
+}
+
+// apiBody is a JSON request body.
+type apiBody struct {
+	schema      string // a name in apiSchemas
+	required    bool
+	description string
+}
+
+// apiResponse is a success answer.
+type apiResponse struct {
+	status      int
+	description string
+	// schema names the JSON body's schema in apiSchemas ("" for no body).
+	schema string
+	// array answers a JSON array of schema.
+	array bool
+	// sse also answers a text/event-stream of run events (stream=true).
+	sse bool
+	// contentType overrides application/json (for /docs).
+	contentType string
+}
+
+// apiError is an error status a route answers, with when.
+type apiError struct {
+	status int
+	when   string
+}
+
+// Query parameters shared by many routes.
+var (
+	qUserID       = apiParam{name: "user_id", typ: "string", description: "Act for this user. Forced to the caller's own id under user isolation."}
+	qDBID         = apiParam{name: "db_id", typ: "string", description: "The database (see /config databases); this server has one, so it may be left out."}
+	qTable        = apiParam{name: "table", typ: "string", description: "Accepted for compatibility with Agno; this server has one table per kind."}
+	qLimit        = apiParam{name: "limit", typ: "integer", def: 20, description: "Page size, at least 1."}
+	qPage         = apiParam{name: "page", typ: "integer", def: 1, description: "Page number, from 1."}
+	qSortOrder    = apiParam{name: "sort_order", typ: "string", def: "desc", enum: []string{"asc", "desc"}, description: "Sort direction."}
+	qSessionType  = apiParam{name: "type", typ: "string", def: "agent", enum: []string{"agent", "team", "workflow"}, description: "Session kind (session_type is accepted too)."}
+	qRunSessionID = apiParam{name: "session_id", typ: "string", required: true, description: "The session the run belongs to."}
+)
+
+// Errors shared by many routes.
+var (
+	eAgentNotFound = apiError{http.StatusNotFound, "no agent has this id"}
+	eValidation    = apiError{http.StatusUnprocessableEntity, "a field is missing or does not parse (the detail lists each one)"}
+	eNoStore       = apiError{http.StatusServiceUnavailable, "the server has no database"}
+	eBadRequest    = apiError{http.StatusBadRequest, "the request is invalid (the detail says why)"}
+	eDBNotFound    = apiError{http.StatusNotFound, "db_id names a database this server does not have"}
+)
+
+// apiRoutes is every route the server can mount, in the order the document
+// lists them.
+var apiRoutes = []apiRoute{
+	// System.
+	{
+		method: "GET", path: "/{$}", id: "root", tag: "System", open: true,
+		summary: "Name of the AgentOS and links to health, info and docs",
+		ok:      apiResponse{status: 200, description: "The server's name and version.", schema: "Root"},
+	},
+	{
+		method: "GET", path: "/health", id: "health", tag: "System", open: true,
+		summary: "Liveness check",
+		ok:      apiResponse{status: 200, description: `{"status": "ok"} and when the server started.`, schema: "Health"},
+	},
+	{
+		method: "GET", path: "/info", id: "get_info", tag: "System", open: true,
+		summary: "Name, id and version of the AgentOS",
+		ok:      apiResponse{status: 200, description: "The server's identity.", schema: "Info"},
+	},
+	{
+		method: "GET", path: "/config", id: "get_config", tag: "System",
+		summary: "What the AgentOS serves: its agents, teams, workflows and databases",
+		ok:      apiResponse{status: 200, description: "The AgentOS configuration.", schema: "Config"},
+	},
+	{
+		method: "GET", path: "/openapi.json", id: "get_openapi", tag: "System", open: true,
+		summary: "This document: OpenAPI 3.1 description of every mounted route",
+		ok:      apiResponse{status: 200, description: "The OpenAPI document.", schema: "OpenAPI"},
+	},
+	{
+		method: "GET", path: "/docs", id: "get_docs", tag: "System", open: true,
+		summary: "The routes as a self-contained HTML page",
+		ok:      apiResponse{status: 200, description: "An HTML page listing every route.", contentType: "text/html"},
+	},
+
+	// Agents.
+	{
+		method: "GET", path: "/agents", id: "list_agents", tag: "Agents",
+		summary: "List the agents the caller may see",
+		ok:      apiResponse{status: 200, description: "A JSON array of agents (not paginated).", schema: "Agent", array: true},
+	},
+	{
+		method: "GET", path: "/agents/{agent_id}", id: "get_agent", tag: "Agents",
+		summary: "One agent",
+		ok:      apiResponse{status: 200, description: "The agent.", schema: "Agent"},
+		errors:  []apiError{eAgentNotFound},
+	},
+	{
+		method: "POST", path: "/agents/{agent_id}/runs", id: "create_agent_run", tag: "Agents",
+		summary: "Run an agent on a message",
+		description: "The request is a multipart/form-data or application/x-www-form-urlencoded form, not JSON. " +
+			"With stream=true (the default) the answer is a Server-Sent-Events stream, one `event: Name` / `data: {JSON}` " +
+			"frame per run event: RunStarted, RunContent deltas, tool-call events, then RunCompleted (whose content is the " +
+			"full answer), RunError, RunCancelled or RunPaused. With stream=false the answer is the finished run as JSON. " +
+			"A client that disconnects cancels the run. Form fields that are not listed are passed to the run as metadata.",
+		form: []apiParam{
+			{name: "message", typ: "string", required: true, description: "The user's message."},
+			{name: "stream", typ: "boolean", def: true, description: "Answer with an SSE stream of run events (true) or the finished run as JSON (false)."},
+			{name: "session_id", typ: "string", description: "Continue this session; a new session id is made when left out."},
+			{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
+			{name: "session_state", typ: "object", description: "JSON object merged into the session state."},
+			{name: "metadata", typ: "object", description: "JSON object stored on the run."},
+			{name: "dependencies", typ: "object", description: "JSON object of run dependencies (accepted, checked, not used by native agents)."},
+			{name: "background", typ: "boolean", def: false, description: "Background runs need the durable queue, which this server does not run: true is refused with 400."},
+		},
+		ok: apiResponse{status: 200, description: "The finished run (stream=false) or its event stream (stream=true).", schema: "RunOutput", sse: true},
+		errors: []apiError{
+			{http.StatusBadRequest, "the form does not parse, or background=true"},
+			eAgentNotFound, eValidation,
+			{http.StatusServiceUnavailable, "the server is shutting down"},
+		},
+	},
+	{
+		method: "GET", path: "/agents/{agent_id}/runs", id: "list_agent_runs", tag: "Agents",
+		summary: "The agent's runs in one session",
+		query: []apiParam{
+			qRunSessionID,
+			{name: "status", typ: "string", enum: []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}, description: "Only runs with this status."},
+			qUserID,
+		},
+		ok:     apiResponse{status: 200, description: "A JSON array of runs, oldest first.", schema: "RunOutput", array: true},
+		errors: []apiError{eAgentNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "GET", path: "/agents/{agent_id}/runs/{run_id}", id: "get_agent_run", tag: "Agents",
+		summary: "One run of the agent",
+		query:   []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to; a run of another session is not found."}, qUserID},
+		ok:      apiResponse{status: 200, description: "The run.", schema: "RunOutput"},
+		errors:  []apiError{{http.StatusNotFound, "no such agent, or no such run of it"}, eNoStore},
+	},
+	{
+		method: "POST", path: "/agents/{agent_id}/runs/{run_id}/cancel", id: "cancel_agent_run", tag: "Agents",
+		summary: "Cancel a run in flight",
+		description: "The run stops at its next step and is stored as CANCELLED; its stream ends with RunCancelled. " +
+			"Cancelling a run that already ended answers 200 and changes nothing.",
+		query:  []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to."}, qUserID},
+		ok:     apiResponse{status: 200, description: "An empty JSON object.", schema: "Empty"},
+		errors: []apiError{{http.StatusNotFound, "no such agent, or no such run of it"}},
+	},
+	{
+		method: "POST", path: "/agents/{agent_id}/runs/{run_id}/continue", id: "continue_agent_run", tag: "Agents",
+		summary: "Continue a run: resolve a pause, add a message, or fork",
+		description: "A form, like run creation. Resolves the requirements of a PAUSED run (tools), or continues a finished " +
+			"run with a new message (input), from its end or an earlier message (continue_from), optionally on a copy (fork).",
+		form: []apiParam{
+			{name: "session_id", typ: "string", required: true, description: "The session the run belongs to."},
+			{name: "tools", typ: "array", description: "JSON array of tool executions: the paused run's requirements, resolved (confirmed, rejected, given input or results)."},
+			{name: "input", typ: "string", description: "A new user message."},
+			{name: "continue_from", typ: "string", def: "end", description: `"end", "last_user", or a message index.`},
+			{name: "fork", typ: "boolean", def: false, description: "Continue on a copy of the run, with a new run id."},
+			{name: "stream", typ: "boolean", def: true, description: "Answer with an SSE stream (true) or the finished run as JSON (false)."},
+			{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
+		},
+		ok: apiResponse{status: 200, description: "The continued run (stream=false) or its event stream (stream=true).", schema: "RunOutput", sse: true},
+		errors: []apiError{
+			{http.StatusBadRequest, "the form does not parse, continue_from is invalid, a requirement is unresolved, or the agent's runs cannot be continued"},
+			{http.StatusNotFound, "no such agent, or no such run of it"},
+			{http.StatusConflict, "the run cannot be continued (for example it was cancelled)"},
+			eValidation,
+			{http.StatusServiceUnavailable, "the server is shutting down"},
+		},
+	},
+	{
+		method: "POST", path: "/agents/{agent_id}/sessions/{session_id}/fork", id: "fork_agent_session", tag: "Agents",
+		summary:     "Copy a session into a new one",
+		description: "Deep-copies the session and its runs; every copied run gets a new run id.",
+		query:       []apiParam{qUserID, qDBID},
+		ok:          apiResponse{status: 200, description: "The new session's id and the one it was forked from.", schema: "ForkedSession"},
+		errors:      []apiError{{http.StatusNotFound, "no such agent, or no session of it with this id"}, eDBNotFound, eValidation, eNoStore},
+	},
+
+	// Sessions.
+	{
+		method: "GET", path: "/sessions", id: "list_sessions", tag: "Sessions",
+		summary: "List sessions, newest first, one page at a time",
+		query: []apiParam{
+			qSessionType,
+			{name: "component_id", typ: "string", description: "Only sessions of this agent (team, workflow)."},
+			qUserID,
+			{name: "session_name", typ: "string", description: "Only sessions whose name contains this text."},
+			qLimit, qPage,
+			{name: "sort_by", typ: "string", def: "created_at", enum: []string{"created_at", "updated_at", "session_id", "session_name"}, description: "Sort key."},
+			qSortOrder, qDBID, qTable,
+		},
+		ok:     apiResponse{status: 200, description: "A page of sessions (the envelope, never a bare array).", schema: "SessionPage"},
+		errors: []apiError{eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "POST", path: "/sessions", id: "create_session", tag: "Sessions",
+		summary: "Create an empty session",
+		query:   []apiParam{qSessionType, qDBID},
+		body:    &apiBody{schema: "CreateSession", description: "The new session; every field is optional."},
+		ok:      apiResponse{status: 201, description: "The session.", schema: "Session"},
+		errors:  []apiError{eDBNotFound, {http.StatusConflict, "a session with this id exists"}, eValidation, eNoStore},
+	},
+	{
+		method: "DELETE", path: "/sessions", id: "delete_sessions", tag: "Sessions",
+		summary: "Delete several sessions and their runs",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		body:    &apiBody{schema: "DeleteSessions", required: true, description: "The ids to delete."},
+		ok:      apiResponse{status: 204, description: "Deleted (ids that do not exist, or are another user's, are skipped)."},
+		errors:  []apiError{{http.StatusBadRequest, "session_types is not as long as session_ids"}, eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "GET", path: "/sessions/{session_id}", id: "get_session", tag: "Sessions",
+		summary: "One session",
+		query:   []apiParam{qSessionType, qUserID, qDBID, qTable},
+		ok:      apiResponse{status: 200, description: "The session.", schema: "Session"},
+		errors:  []apiError{{http.StatusNotFound, "no such session (of this type)"}, eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "PATCH", path: "/sessions/{session_id}", id: "update_session", tag: "Sessions",
+		summary: "Change a session's name, state, metadata or summary",
+		query:   []apiParam{qSessionType, qUserID, qDBID, qTable},
+		body:    &apiBody{schema: "UpdateSession", required: true, description: "The fields to change; the others are kept."},
+		ok:      apiResponse{status: 200, description: "The updated session.", schema: "Session"},
+		errors:  []apiError{{http.StatusNotFound, "no such session"}, eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "DELETE", path: "/sessions/{session_id}", id: "delete_session", tag: "Sessions",
+		summary: "Delete a session and its runs",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		ok:      apiResponse{status: 204, description: "Deleted."},
+		errors:  []apiError{{http.StatusNotFound, "no such session"}, eDBNotFound, eNoStore},
+	},
+	{
+		method: "POST", path: "/sessions/{session_id}/rename", id: "rename_session", tag: "Sessions",
+		summary: "Rename a session",
+		query:   []apiParam{qSessionType, qUserID, qDBID, qTable},
+		body:    &apiBody{schema: "RenameSession", required: true, description: "The new name."},
+		ok:      apiResponse{status: 200, description: "The renamed session.", schema: "Session"},
+		errors:  []apiError{{http.StatusNotFound, "no such session"}, eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "GET", path: "/sessions/{session_id}/runs", id: "list_session_runs", tag: "Sessions",
+		summary:     "A session's runs, oldest first",
+		description: "While a run of the session is still in flight, the list includes it (status RUNNING).",
+		query: []apiParam{
+			qSessionType, qUserID,
+			{name: "created_after", typ: "integer", description: "Only runs created at or after this time (epoch seconds)."},
+			{name: "created_before", typ: "integer", description: "Only runs created at or before this time (epoch seconds)."},
+			qDBID, qTable,
+		},
+		ok:     apiResponse{status: 200, description: "A JSON array of runs.", schema: "RunOutput", array: true},
+		errors: []apiError{{http.StatusNotFound, "no such session"}, eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "GET", path: "/sessions/{session_id}/runs/{run_id}", id: "get_session_run", tag: "Sessions",
+		summary: "One run of a session",
+		query:   []apiParam{qSessionType, qUserID, qDBID, qTable},
+		ok:      apiResponse{status: 200, description: "The run.", schema: "RunOutput"},
+		errors:  []apiError{{http.StatusNotFound, "no such session, or no such run in it"}, eDBNotFound, eValidation, eNoStore},
+	},
+
+	// Memories.
+	{
+		method: "POST", path: "/memories", id: "create_memory", tag: "Memories",
+		summary: "Store a user memory",
+		query:   []apiParam{qDBID, qTable},
+		body:    &apiBody{schema: "MemoryInput", required: true, description: "The memory; memory is required, and user_id unless the caller is user-scoped."},
+		ok:      apiResponse{status: 200, description: "The stored memory.", schema: "Memory"},
+		errors:  []apiError{{http.StatusBadRequest, "no user_id"}, eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "GET", path: "/memories", id: "list_memories", tag: "Memories",
+		summary: "List user memories, one page at a time",
+		query: []apiParam{
+			qUserID,
+			{name: "agent_id", typ: "string", description: "Only memories written by this agent."},
+			{name: "team_id", typ: "string", description: "Only memories written by this team."},
+			{name: "topics", typ: "string", description: "Only memories with one of these topics (repeat the parameter, or separate with commas)."},
+			{name: "search_content", typ: "string", description: "Only memories whose text contains this."},
+			qLimit, qPage,
+			{name: "sort_by", typ: "string", def: "updated_at", enum: []string{"updated_at", "created_at", "memory_id"}, description: "Sort key."},
+			qSortOrder, qDBID, qTable,
+		},
+		ok:     apiResponse{status: 200, description: "A page of memories.", schema: "MemoryPage"},
+		errors: []apiError{eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "DELETE", path: "/memories", id: "delete_memories", tag: "Memories",
+		summary: "Delete several memories",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		body:    &apiBody{schema: "DeleteMemories", required: true, description: `{"memory_ids": [...], "user_id": ...}, or a bare JSON array of ids.`},
+		ok:      apiResponse{status: 204, description: "Deleted (ids that do not exist are skipped)."},
+		errors:  []apiError{eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "GET", path: "/memories/{memory_id}", id: "get_memory", tag: "Memories",
+		summary: "One memory",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		ok:      apiResponse{status: 200, description: "The memory.", schema: "Memory"},
+		errors:  []apiError{{http.StatusNotFound, "no such memory"}, eDBNotFound, eNoStore},
+	},
+	{
+		method: "PATCH", path: "/memories/{memory_id}", id: "update_memory", tag: "Memories",
+		summary: "Change a memory's text or topics",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		body:    &apiBody{schema: "MemoryUpdate", required: true, description: "The fields to change; the others are kept."},
+		ok:      apiResponse{status: 200, description: "The updated memory.", schema: "Memory"},
+		errors:  []apiError{{http.StatusNotFound, "no such memory"}, eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "DELETE", path: "/memories/{memory_id}", id: "delete_memory", tag: "Memories",
+		summary: "Delete a memory",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		ok:      apiResponse{status: 204, description: "Deleted."},
+		errors:  []apiError{{http.StatusNotFound, "no such memory"}, eDBNotFound, eNoStore},
+	},
+	{
+		method: "GET", path: "/memory_topics", id: "list_memory_topics", tag: "Memories",
+		summary: "Every topic used by the memories",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		ok:      apiResponse{status: 200, description: "A JSON array of topics, sorted.", schema: "Topic", array: true},
+		errors:  []apiError{eDBNotFound, eNoStore},
+	},
+	{
+		method: "GET", path: "/user_memory_stats", id: "user_memory_stats", tag: "Memories",
+		summary: "How many memories each user has, one page at a time",
+		query:   []apiParam{qUserID, qLimit, qPage, qDBID, qTable},
+		ok:      apiResponse{status: 200, description: "A page of per-user counts.", schema: "UserMemoryStatsPage"},
+		errors:  []apiError{eDBNotFound, eValidation, eNoStore},
+	},
+
+	// Metrics.
+	{
+		method: "GET", path: "/metrics", id: "get_metrics", tag: "Metrics",
+		summary: "Usage metrics per day",
+		query: []apiParam{
+			{name: "starting_date", typ: "string", description: "First day, YYYY-MM-DD."},
+			{name: "ending_date", typ: "string", description: "Last day, YYYY-MM-DD."},
+			qUserID, qDBID, qTable,
+		},
+		ok:     apiResponse{status: 200, description: "The days' metrics and when they were computed.", schema: "Metrics"},
+		errors: []apiError{eDBNotFound, {http.StatusUnprocessableEntity, "a date does not parse, or starting_date is after ending_date"}, eNoStore},
+	},
+	{
+		method: "POST", path: "/metrics/refresh", id: "refresh_metrics", tag: "Metrics",
+		summary: "Compute the daily metrics again",
+		query:   []apiParam{qUserID, qDBID, qTable},
+		ok:      apiResponse{status: 200, description: "Every day's metrics.", schema: "DayMetrics", array: true},
+		errors:  []apiError{eDBNotFound, eNoStore},
+	},
+	{
+		method: "GET", path: "/metrics/refresh/status", id: "metrics_refresh_status", tag: "Metrics",
+		summary: "Whether a metrics refresh is running",
+		query:   []apiParam{qDBID},
+		ok:      apiResponse{status: 200, description: "Refreshes run inline, so the status is always idle.", schema: "RefreshStatus"},
+		errors:  []apiError{eDBNotFound, eNoStore},
+	},
+}
+
+// apiSchemas are the document's components.schemas. Bodies the routes
+// return are described by the fields clients read; every object may carry
+// more.
+var apiSchemas = map[string]any{
+	"Error": obj("An error. Every error answer has a detail: a message, or for 422 a list of issues. Typed errors add error_id and error_type.",
+		props{
+			"detail":     map[string]any{"oneOf": []any{str("What went wrong and how to fix it."), arrayOf(ref("ValidationIssue"))}},
+			"error_id":   str("A stable id of the error kind, such as migration_required_error or session_busy."),
+			"error_type": str("Same as error_id."),
+		}, "detail"),
+	"ValidationIssue": obj("One problem of a request, in FastAPI's form.", props{
+		"loc":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": `Where: ["body", "message"] or ["query", "session_id"].`},
+		"msg":  str("What is wrong."),
+		"type": str("missing, value_error, enum…"),
+	}, "loc", "msg", "type"),
+	"Empty":   map[string]any{"type": "object", "description": "An empty object."},
+	"OpenAPI": map[string]any{"type": "object", "description": "An OpenAPI 3.1 document."},
+	"Root": obj("The server's name.", props{
+		"name": str("The AgentOS name."), "id": str("The AgentOS id."), "version": str("The server version."),
+	}, "name"),
+	"Health": obj("Liveness.", props{
+		"status": str(`Always "ok".`), "instantiated_at": integer("When the server started, epoch seconds."),
+	}, "status"),
+	"Info": obj("The server's identity.", props{
+		"name": str("The AgentOS name."), "version": str("The server version."), "os_id": str("The AgentOS id."),
+	}, "name", "os_id"),
+	"Config": obj("What the AgentOS serves.", props{
+		"os_id": str("The AgentOS id."), "name": str("The AgentOS name."), "description": str("What the AgentOS is for."),
+		"os_database": str("The id of the AgentOS database."),
+		"databases":   arrayOf(str("A database id (db_id).")),
+		"agents":      arrayOf(ref("Agent")),
+		"teams":       arrayOf(map[string]any{"type": "object"}), "workflows": arrayOf(map[string]any{"type": "object"}),
+		"interfaces": arrayOf(map[string]any{"type": "object"}),
+	}, "os_id", "agents"),
+	"Agent": obj("An agent as clients list it.", props{
+		"id": str("The agent id, used in paths."), "name": str("The display name."), "description": str("What the agent does."),
+		"db_id": str(`The database holding the agent's sessions; "" when it keeps none.`),
+		"model": obj("The agent's model.", props{
+			"name": str("The model id."), "model": str("The model id."), "provider": str("The provider, such as OpenAI."),
+		}),
+		"instructions": str("The agent's system instructions."),
+	}, "id", "name"),
+	"RunOutput": obj("A run: its identity, input, answer, tools, metrics and status. With stream=true the same run arrives as SSE frames instead (event: RunStarted … RunCompleted).",
+		props{
+			"run_id": str("The run id."), "session_id": str("The session id."), "agent_id": str("The agent id."),
+			"agent_name": str("The agent's name."), "user_id": str("The user the run belongs to."),
+			"run_input":    str("The user's message as text."),
+			"content":      map[string]any{"description": "The answer: text, or a JSON value for structured output."},
+			"content_type": str(`"str", or the output schema's name.`),
+			"model":        str("The model id."), "model_provider": str("The model provider."),
+			"status":       map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}},
+			"tools":        arrayOf(map[string]any{"type": "object", "description": "A tool execution: tool_call_id, tool_name, tool_args, result…"}),
+			"requirements": arrayOf(map[string]any{"type": "object", "description": "What a PAUSED run waits for; resolve them with /continue."}),
+			"messages":     arrayOf(map[string]any{"type": "object"}),
+			"metrics":      map[string]any{"type": "object", "description": "Token counts and timings."},
+			"metadata":     map[string]any{"type": "object"}, "session_state": map[string]any{"type": "object"},
+			"created_at": integer("When the run started, epoch seconds."),
+		}, "run_id", "status"),
+	"ForkedSession": obj("A forked session.", props{
+		"session_id": str("The new session's id."), "forked_from_session_id": str("The session it copies."),
+	}, "session_id", "forked_from_session_id"),
+	"Session": obj("A session (a conversation).", props{
+		"session_id": str("The session id."), "session_name": str("Its name (the first message, unless renamed)."),
+		"session_type": str("agent, team or workflow."), "user_id": str("The user it belongs to."),
+		"agent_id": str("The agent of an agent session."), "team_id": str("The team of a team session."), "workflow_id": str("The workflow of a workflow session."),
+		"session_state": map[string]any{"type": "object"}, "metadata": map[string]any{"type": "object"},
+		"session_summary": map[string]any{"type": "object"}, "metrics": map[string]any{"type": "object"},
+		"total_tokens": integer("Tokens used by the session's runs."),
+		"created_at":   integer("Epoch seconds."), "updated_at": integer("Epoch seconds."),
+	}, "session_id"),
+	"SessionPage": page("Session", "A page of sessions."),
+	"PageMeta": obj("Where a page is.", props{
+		"page": integer("This page, from 1."), "limit": integer("The page size."),
+		"total_pages": integer("How many pages there are."), "total_count": integer("How many items there are."),
+		"search_time_ms": map[string]any{"type": "number", "description": "How long the query took."},
+	}, "page", "limit", "total_pages", "total_count"),
+	"CreateSession": obj("A new session.", props{
+		"session_id": str("Its id; a new one is made when left out."), "session_name": str("Its name."),
+		"session_type": map[string]any{"type": "string", "enum": []string{"agent", "team", "workflow"}, "description": "Its kind, when the type query parameter is not sent."},
+		"component_id": str("The agent, team or workflow, by its kind."),
+		"user_id":      str("The user it belongs to."), "agent_id": str("The agent (for an agent session)."),
+		"team_id": str("The team."), "workflow_id": str("The workflow."),
+		"session_state": map[string]any{"type": "object"}, "metadata": map[string]any{"type": "object"},
+	}),
+	"UpdateSession": obj("Fields of a session to change.", props{
+		"session_name": str(`The new name ("" removes it; name is accepted too).`), "session_state": map[string]any{"type": "object"},
+		"metadata": map[string]any{"type": "object"}, "summary": map[string]any{"type": "object"},
+	}),
+	"RenameSession": obj("A new name.", props{"session_name": str("The new name.")}, "session_name"),
+	"DeleteSessions": obj("Sessions to delete.", props{
+		"session_ids":   arrayOf(str("A session id.")),
+		"session_types": arrayOf(str("The kind of each session: agent, team or workflow.")),
+	}, "session_ids"),
+	"Memory": obj("A user memory.", props{
+		"memory_id": str("The memory id."), "memory": str("The remembered fact."),
+		"topics": arrayOf(str("A topic.")), "user_id": str("The user it is about."),
+		"agent_id": str("The agent that wrote it."), "team_id": str("The team that wrote it."),
+		"created_at": integer("Epoch seconds."), "updated_at": integer("Epoch seconds."),
+	}, "memory_id", "memory", "topics"),
+	"MemoryInput": obj("A memory to store.", props{
+		"memory":  map[string]any{"type": "string", "minLength": 1, "maxLength": 5000, "description": "The fact to remember."},
+		"user_id": str("The user it is about."), "topics": arrayOf(str("A topic.")),
+	}, "memory"),
+	"MemoryUpdate": obj("Fields of a memory to change.", props{
+		"memory":  map[string]any{"type": "string", "minLength": 1, "maxLength": 5000, "description": "The new text."},
+		"topics":  arrayOf(str("A topic.")),
+		"user_id": str("The user the memory belongs to."),
+	}),
+	"MemoryPage": page("Memory", "A page of memories."),
+	"DeleteMemories": obj("Memories to delete.", props{
+		"memory_ids": arrayOf(str("A memory id.")), "user_id": str("Only delete memories of this user."),
+	}, "memory_ids"),
+	"Topic": str("A memory topic."),
+	"UserMemoryStats": obj("One user's memories.", props{
+		"user_id": str("The user."), "total_memories": integer("How many memories they have."),
+		"last_memory_updated_at": integer("When one last changed, epoch seconds."),
+	}, "user_id", "total_memories"),
+	"UserMemoryStatsPage": page("UserMemoryStats", "A page of per-user memory counts."),
+	"DayMetrics": obj("One day's usage.", props{
+		"id": str("The day's id."), "date": str("The day, YYYY-MM-DD (UTC)."), "aggregation_period": str(`"daily"`),
+		"agent_runs_count": integer("Agent runs that day."), "agent_sessions_count": integer("Agent sessions created that day."),
+		"team_runs_count": integer("Team runs that day."), "team_sessions_count": integer("Team sessions created that day."),
+		"workflow_runs_count": integer("Workflow runs that day."), "workflow_sessions_count": integer("Workflow sessions created that day."),
+		"users_count": integer("Distinct users that day."), "completed": map[string]any{"type": "boolean", "description": "Whether the day is over."},
+		"created_at":    integer("Epoch seconds."),
+		"token_metrics": map[string]any{"type": "object", "description": "Token totals."},
+		"model_metrics": arrayOf(map[string]any{"type": "object", "description": "Per model: model_id, model_provider, count."}),
+		"updated_at":    integer("When the day was computed, epoch seconds."),
+	}, "date"),
+	"Metrics": obj("Usage metrics.", props{
+		"metrics": arrayOf(ref("DayMetrics")), "updated_at": integer("When the metrics were computed, epoch seconds."),
+	}, "metrics"),
+	"RefreshStatus": obj("The metrics refresh.", props{
+		"status": str(`"idle"`), "started_at": map[string]any{"type": []string{"integer", "null"}},
+		"finished_at": map[string]any{"type": []string{"integer", "null"}}, "error": map[string]any{"type": []string{"string", "null"}},
+	}, "status"),
+}
+
+// props are an object schema's properties.
+type props map[string]any
+
+func obj(description string, properties props, required ...string) map[string]any {
+	s := map[string]any{"type": "object", "properties": map[string]any(properties)}
+	if description != "" {
+		s["description"] = description
+	}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func str(description string) map[string]any {
+	return map[string]any{"type": "string", "description": description}
+}
+
+func integer(description string) map[string]any {
+	return map[string]any{"type": "integer", "description": description}
+}
+
+func arrayOf(items any) map[string]any { return map[string]any{"type": "array", "items": items} }
+
+func ref(name string) map[string]any {
+	return map[string]any{"$ref": "#/components/schemas/" + name}
+}
+
+func page(item, description string) map[string]any {
+	return obj(description, props{"data": arrayOf(ref(item)), "meta": ref("PageMeta")}, "data", "meta")
+}
+
+// wildcardPattern finds a pattern's {name}, {name...} and {$}.
+var wildcardPattern = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*|\$)(\.\.\.)?\}`)
+
+// openAPIPath turns a ServeMux path into an OpenAPI path: /{$} is /, and
+// {name...} is {name}.
+func (r apiRoute) openAPIPath() string {
+	return wildcardPattern.ReplaceAllStringFunc(r.path, func(m string) string {
+		if m == "{$}" {
+			return ""
+		}
+		return strings.Replace(m, "...", "", 1)
+	})
+}
+
+// pathParams are the names of the path's wildcards.
+func (r apiRoute) pathParams() []string {
+	var names []string
+	for _, m := range wildcardPattern.FindAllStringSubmatch(r.path, -1) {
+		if m[1] != "$" {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// pathParamDescriptions describe the path wildcards.
+var pathParamDescriptions = map[string]string{
+	"agent_id":   "The agent's id (see GET /agents).",
+	"run_id":     "The run's id.",
+	"session_id": "The session's id.",
+	"memory_id":  "The memory's id.",
+}
+
+// sampleRequest is a request the route's pattern matches, for
+// [http.ServeMux.Handler].
+func (r apiRoute) sampleRequest() *http.Request {
+	return &http.Request{Method: r.method, Host: "agnogo", URL: &url.URL{Path: r.samplePath()}, Header: http.Header{}}
+}
+
+// samplePath is a path the route's pattern matches.
+func (r apiRoute) samplePath() string {
+	return wildcardPattern.ReplaceAllStringFunc(r.path, func(m string) string {
+		switch {
+		case m == "{$}":
+			return ""
+		case strings.HasSuffix(m, "...}"):
+			return "x/y"
+		}
+		return "x"
+	})
+}
+
+// mounted returns the routes of apiRoutes that mux serves.
+func mounted(mux *http.ServeMux) []apiRoute {
+	var out []apiRoute
+	for _, r := range apiRoutes {
+		if _, pattern := mux.Handler(r.sampleRequest()); pattern == r.method+" "+r.path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// openAPIDocument renders routes as an OpenAPI 3.1 document.
+func (o *OS) openAPIDocument(routes []apiRoute) map[string]any {
+	paths := map[string]any{}
+	var tags []string
+	for _, r := range routes {
+		if !slices.Contains(tags, r.tag) {
+			tags = append(tags, r.tag)
+		}
+		item, _ := paths[r.openAPIPath()].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[r.openAPIPath()] = item
+		}
+		item[strings.ToLower(r.method)] = r.operation()
+	}
+	tagList := make([]any, 0, len(tags))
+	for _, t := range tags {
+		tagList = append(tagList, map[string]any{"name": t})
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":   o.cfg.Name,
+			"version": o.cfg.Version,
+			"description": "The AgentOS API of " + o.cfg.Name + " (os_id " + o.cfg.ID + "), served by agnogo. " +
+				"Runs are created and continued with form fields and answered as JSON or Server-Sent Events; the rest is JSON. " +
+				"Every error body has a detail. When the server has a security key or JWT verification configured, " +
+				"every route but /, /health, /info, /docs and /openapi.json needs `Authorization: Bearer <token>`. " +
+				"CORS preflights (OPTIONS) never need credentials.",
+		},
+		"tags":  tagList,
+		"paths": paths,
+		"components": map[string]any{
+			"schemas": apiSchemas,
+			"securitySchemes": map[string]any{
+				"bearerAuth": map[string]any{
+					"type": "http", "scheme": "bearer",
+					"description": "The security key, or a JWT, as `Authorization: Bearer <token>`; needed only when the server is configured with one.",
+				},
+			},
+		},
+	}
+}
+
+// operation renders one route as an OpenAPI operation.
+func (r apiRoute) operation() map[string]any {
+	op := map[string]any{
+		"operationId": r.id,
+		"summary":     r.summary,
+		"tags":        []string{r.tag},
+		"responses":   r.responses(),
+	}
+	if r.description != "" {
+		op["description"] = r.description
+	}
+	if r.open {
+		op["security"] = []any{}
+	} else {
+		op["security"] = []any{map[string]any{"bearerAuth": []string{}}}
+	}
+	var params []any
+	for _, name := range r.pathParams() {
+		params = append(params, map[string]any{
+			"name": name, "in": "path", "required": true,
+			"description": pathParamDescriptions[name], "schema": map[string]any{"type": "string"},
+		})
+	}
+	for _, q := range r.query {
+		p := map[string]any{"name": q.name, "in": "query", "schema": q.schema()}
+		if q.description != "" {
+			p["description"] = q.description
+		}
+		if q.required {
+			p["required"] = true
+		}
+		params = append(params, p)
+	}
+	if len(params) > 0 {
+		op["parameters"] = params
+	}
+	switch {
+	case len(r.form) > 0:
+		properties := map[string]any{}
+		var required []string
+		for _, f := range r.form {
+			properties[f.name] = f.schema()
+			if f.required {
+				required = append(required, f.name)
+			}
+		}
+		schema := map[string]any{"type": "object", "properties": properties, "additionalProperties": true}
+		if len(required) > 0 {
+			schema["required"] = required
+		}
+		op["requestBody"] = map[string]any{
+			"required": true,
+			"content": map[string]any{
+				"multipart/form-data":               map[string]any{"schema": schema},
+				"application/x-www-form-urlencoded": map[string]any{"schema": schema},
+			},
+		}
+	case r.body != nil:
+		op["requestBody"] = map[string]any{
+			"required":    r.body.required,
+			"description": r.body.description,
+			"content":     map[string]any{"application/json": map[string]any{"schema": ref(r.body.schema)}},
+		}
+	}
+	return op
+}
+
+// schema is a parameter's JSON Schema. Form fields holding JSON are strings
+// with a contentMediaType.
+func (p apiParam) schema() map[string]any {
+	s := map[string]any{}
+	switch p.typ {
+	case "object", "array":
+		s["type"] = "string"
+		s["contentMediaType"] = "application/json"
+		s["description"] = p.description
+	default:
+		s["type"] = p.typ
+		if p.description != "" {
+			s["description"] = p.description
+		}
+	}
+	if p.def != nil {
+		s["default"] = p.def
+	}
+	if len(p.enum) > 0 {
+		s["enum"] = p.enum
+	}
+	return s
+}
+
+// errorList is the route's error answers: its own, 401 and 403 when it is
+// protected, and 500.
+func (r apiRoute) errorList() []apiError {
+	errs := slices.Clone(r.errors)
+	if !r.open {
+		errs = append(errs,
+			apiError{http.StatusUnauthorized, "credentials are required and missing or invalid"},
+			apiError{http.StatusForbidden, "the caller's scopes do not allow this"})
+	}
+	errs = append(errs, apiError{http.StatusInternalServerError, "the server failed; the detail names only the error's type (error_id migration_required_error: run agnogo migrate)"})
+	slices.SortStableFunc(errs, func(a, b apiError) int { return a.status - b.status })
+	return errs
+}
+
+// responses renders the route's answers.
+func (r apiRoute) responses() map[string]any {
+	out := map[string]any{}
+	ok := map[string]any{"description": r.ok.description}
+	content := map[string]any{}
+	switch {
+	case r.ok.contentType != "":
+		content[r.ok.contentType] = map[string]any{"schema": map[string]any{"type": "string"}}
+	case r.ok.schema != "":
+		var schema any = ref(r.ok.schema)
+		if r.ok.array {
+			schema = arrayOf(schema)
+		}
+		content["application/json"] = map[string]any{"schema": schema}
+	}
+	if r.ok.sse {
+		content["text/event-stream"] = map[string]any{
+			"schema": map[string]any{
+				"type":        "string",
+				"description": "Server-Sent Events: for each run event, `event: <Name>` then `data: <compact JSON>` and a blank line. RunStarted first; RunCompleted, RunError, RunCancelled or RunPaused last.",
+			},
+		}
+	}
+	if len(content) > 0 {
+		ok["content"] = content
+	}
+	out[fmt.Sprint(r.ok.status)] = ok
+	for _, e := range r.errorList() {
+		key := fmt.Sprint(e.status)
+		if prev, ok := out[key].(map[string]any); ok {
+			prev["description"] = prev["description"].(string) + "; " + e.when
+			continue
+		}
+		out[key] = map[string]any{
+			"description": e.when,
+			"content":     map[string]any{"application/json": map[string]any{"schema": ref("Error")}},
+		}
+	}
+	return out
+}
+
+// docsRoutes mounts /openapi.json and /docs. Both describe the routes of
+// apiRoutes that mux serves, worked out on first use (so that routes mounted
+// after this call are included).
+func (o *OS) docsRoutes(mux *http.ServeMux) {
+	var (
+		once     sync.Once
+		document []byte
+		page     []byte
+		buildErr error
+	)
+	build := func() {
+		routes := mounted(mux)
+		document, buildErr = json.MarshalIndent(o.openAPIDocument(routes), "", "  ")
+		if buildErr != nil {
+			return
+		}
+		var buf bytes.Buffer
+		buildErr = docsPage.Execute(&buf, o.docsView(routes))
+		page = buf.Bytes()
+	}
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(build)
+		if buildErr != nil {
+			o.internalError(w, r, buildErr)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(document) // a failed write means the client left
+	})
+	mux.HandleFunc("GET /docs", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(build)
+		if buildErr != nil {
+			o.internalError(w, r, buildErr)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(page) // a failed write means the client left
+	})
+}
+
+// docsView is what the /docs template renders.
+type docsView struct {
+	Name, ID, Version string
+	Groups            []docsGroup
+}
+
+type docsGroup struct {
+	Tag    string
+	Routes []docsRoute
+}
+
+type docsRoute struct {
+	Method, Path, Anchor, Summary, Description string
+	Open                                       bool
+	Params                                     []docsParam
+	Body                                       string
+	Responses                                  []docsResponse
+}
+
+type docsParam struct {
+	Name, In, Type, Default, Description string
+	Required                             bool
+}
+
+type docsResponse struct {
+	Status int
+	What   string
+}
+
+func (o *OS) docsView(routes []apiRoute) docsView {
+	view := docsView{Name: o.cfg.Name, ID: o.cfg.ID, Version: o.cfg.Version}
+	for _, r := range routes {
+		if len(view.Groups) == 0 || view.Groups[len(view.Groups)-1].Tag != r.tag {
+			view.Groups = append(view.Groups, docsGroup{Tag: r.tag})
+		}
+		d := docsRoute{
+			Method: r.method, Path: r.openAPIPath(), Anchor: r.id,
+			Summary: r.summary, Description: r.description, Open: r.open,
+		}
+		for _, name := range r.pathParams() {
+			d.Params = append(d.Params, docsParam{Name: name, In: "path", Type: "string", Required: true, Description: pathParamDescriptions[name]})
+		}
+		for _, q := range r.query {
+			d.Params = append(d.Params, q.view("query"))
+		}
+		for _, f := range r.form {
+			d.Params = append(d.Params, f.view("form"))
+		}
+		if r.body != nil {
+			d.Body = "JSON " + r.body.schema + ": " + schemaFields(r.body.schema)
+		}
+		what := r.ok.description
+		if r.ok.schema != "" {
+			what += " (" + r.ok.schema
+			if r.ok.array {
+				what += "[]"
+			}
+			what += ")"
+		}
+		d.Responses = append(d.Responses, docsResponse{Status: r.ok.status, What: what})
+		for _, e := range r.errorList() {
+			d.Responses = append(d.Responses, docsResponse{Status: e.status, What: e.when})
+		}
+		g := &view.Groups[len(view.Groups)-1]
+		g.Routes = append(g.Routes, d)
+	}
+	return view
+}
+
+func (p apiParam) view(in string) docsParam {
+	v := docsParam{Name: p.name, In: in, Type: p.typ, Required: p.required, Description: p.description}
+	if p.typ == "object" || p.typ == "array" {
+		v.Type = "JSON " + p.typ
+	}
+	if p.def != nil {
+		v.Default = fmt.Sprint(p.def)
+	}
+	if len(p.enum) > 0 {
+		v.Description = strings.TrimSpace(v.Description + " One of " + strings.Join(p.enum, ", ") + ".")
+	}
+	return v
+}
+
+// schemaFields lists an object schema's fields, required ones marked.
+func schemaFields(name string) string {
+	s, _ := apiSchemas[name].(map[string]any)
+	properties, _ := s["properties"].(map[string]any)
+	required, _ := s["required"].([]string)
+	fields := make([]string, 0, len(properties))
+	for field := range properties {
+		if slices.Contains(required, field) {
+			field += " (required)"
+		}
+		fields = append(fields, field)
+	}
+	slices.Sort(fields)
+	return strings.Join(fields, ", ")
+}
+
+// docsPage is the /docs page: plain HTML and inline CSS, nothing fetched.
+var docsPage = template.Must(template.New("docs").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Name}} API</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #1b1b1b; line-height: 1.45; }
+h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; font-size: .92rem; }
+th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f5f5f5; }
+code { font-family: ui-monospace, monospace; font-size: .9em; }
+.method { font-family: ui-monospace, monospace; font-weight: bold; }
+.GET { color: #0a6b2d; } .POST { color: #0b57a4; } .PATCH { color: #8a5a00; } .DELETE { color: #b3261e; } .PUT { color: #6b3fa0; }
+.open { color: #555; font-style: italic; }
+section.route { margin: 1.4rem 0; }
+section.route h3 { font-size: 1.05rem; margin-bottom: .2rem; }
+</style>
+</head>
+<body>
+<h1>{{.Name}} API</h1>
+<p>os_id <code>{{.ID}}</code> · version <code>{{.Version}}</code> · the same routes as an OpenAPI 3.1 document: <a href="/openapi.json">/openapi.json</a></p>
+<p>Runs are created and continued with form fields (<code>multipart/form-data</code> or <code>application/x-www-form-urlencoded</code>) and answered as JSON or as Server-Sent Events; everything else is JSON.
+Errors answer <code>{"detail": "…"}</code> (422: a list of <code>{loc, msg, type}</code>; typed errors add <code>error_id</code> and <code>error_type</code>).
+When the server has a security key or JWT verification configured, routes not marked <span class="open">open</span> need <code>Authorization: Bearer &lt;token&gt;</code>.</p>
+<pre><code>curl -F message=hello -F stream=false http://HOST:PORT/agents/AGENT_ID/runs</code></pre>
+
+<h2>Routes</h2>
+<table>
+<tr><th>Method</th><th>Path</th><th>Summary</th><th>Auth</th></tr>
+{{- range .Groups}}{{range .Routes}}
+<tr><td class="method {{.Method}}">{{.Method}}</td><td><a href="#{{.Anchor}}"><code>{{.Path}}</code></a></td><td>{{.Summary}}</td><td>{{if .Open}}<span class="open">open</span>{{else}}bearer{{end}}</td></tr>
+{{- end}}{{end}}
+</table>
+{{range .Groups}}
+<h2>{{.Tag}}</h2>
+{{- range .Routes}}
+<section class="route" id="{{.Anchor}}">
+<h3><span class="method {{.Method}}">{{.Method}}</span> <code>{{.Path}}</code> — {{.Summary}}</h3>
+{{- if .Description}}<p>{{.Description}}</p>{{end}}
+{{- if .Params}}
+<table>
+<tr><th>Parameter</th><th>In</th><th>Type</th><th>Default</th><th>Description</th></tr>
+{{- range .Params}}
+<tr><td><code>{{.Name}}</code>{{if .Required}} <strong>required</strong>{{end}}</td><td>{{.In}}</td><td>{{.Type}}</td><td>{{if .Default}}<code>{{.Default}}</code>{{end}}</td><td>{{.Description}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+{{- if .Body}}<p>Request body: {{.Body}}</p>{{end}}
+<table>
+<tr><th>Status</th><th>When</th></tr>
+{{- range .Responses}}
+<tr><td>{{.Status}}</td><td>{{.What}}</td></tr>
+{{- end}}
+</table>
+</section>
+{{- end}}
+{{end}}
+</body>
+</html>
+`))

@@ -46,6 +46,7 @@ type Config struct {
 // OS serves the AgentOS API. It is an http.Handler.
 type OS struct {
 	cfg     Config
+	started time.Time
 	log     *slog.Logger
 	runners map[string]run.Runner
 	order   []string
@@ -76,7 +77,7 @@ func New(cfg Config) (*OS, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	o := &OS{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{}}
+	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{}}
 	for _, r := range cfg.Runners {
 		if r == nil {
 			return nil, errors.New("agentos: nil runner")

@@ -16,7 +16,7 @@ func (o *OS) handleRoot(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *OS) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "instantiated_at": o.cfg.Now().Unix()})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "instantiated_at": o.started.Unix()})
 }
 
 func (o *OS) handleInfo(w http.ResponseWriter, r *http.Request) {

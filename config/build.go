@@ -70,8 +70,23 @@ type OS struct {
 	// fail some runs, such as a model without credentials; the file's own
 	// warnings come first.
 	Warnings []string
+	// MissingCredentials lists the models built without credentials and
+	// the agents whose runs fail until they are set; each also has a
+	// warning in Warnings.
+	MissingCredentials []MissingCredential
 
 	external map[string]*Agent
+}
+
+// MissingCredential is a model built without credentials: its agents' runs
+// fail with an authentication error until Variable is set.
+type MissingCredential struct {
+	// Model is the model's name: its key in models, or its provider:id.
+	Model string
+	// Variable is the environment variable to set, such as OPENAI_API_KEY.
+	Variable string
+	// Agents are the ids of the agents on the model, in file order.
+	Agents []string
 }
 
 // Runner returns the agent with the given id. An unknown id returns an error
@@ -128,6 +143,7 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		external: map[string]*Agent{},
 	}
 	models := map[*Model]model.Model{}
+	missing := map[*Model]int{} // index in built.MissingCredentials
 	for _, a := range f.Agents {
 		built.AgentIDs = append(built.AgentIDs, a.ID)
 		if a.External() {
@@ -149,7 +165,14 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 			if warning != "" {
 				built.Warnings = append(built.Warnings, warning)
 			}
+			if keyless, ok := m.(*keylessModel); ok {
+				missing[a.ResolvedModel] = len(built.MissingCredentials)
+				built.MissingCredentials = append(built.MissingCredentials, MissingCredential{Model: keyless.name, Variable: keyless.variable})
+			}
 			models[a.ResolvedModel] = m
+		}
+		if i, ok := missing[a.ResolvedModel]; ok {
+			built.MissingCredentials[i].Agents = append(built.MissingCredentials[i].Agents, a.ID)
 		}
 		native, err := f.buildAgent(a, m, store, opts)
 		if err != nil {

@@ -13,9 +13,9 @@ import (
 
 // The keys each mapping knows, in the order the documentation lists them.
 var (
-	fileKeys  = []string{"name", "db", "redis", "queue", "auth", "models", "agents"}
+	fileKeys  = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "models", "agents"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts"}
-	authKeys  = []string{"security_key", "jwt"}
+	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "authorization", "admin_scope", "user_isolation"}
 	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens"}
 )
@@ -65,6 +65,8 @@ func (d *decoder) decodeFile(doc *yaml.Node) *File {
 			d.decodeQueue(f.value, &file.Queue)
 		case "auth":
 			file.Auth = d.decodeAuth(f.value, file)
+		case "cors_allowed_origins":
+			file.CORSAllowedOrigins = d.origins(f.value)
 		case "models":
 			for _, entry := range d.fields(f.value, "models") {
 				file.Models[entry.name()] = d.decodeModel(entry)
@@ -97,6 +99,36 @@ func (d *decoder) checkURL(node *yaml.Node, what, value string, schemes ...strin
 	d.errorf(node, "%s: URL scheme %q is not %s", what, u.Scheme, strings.Join(schemes, ", "))
 }
 
+// origins reads cors_allowed_origins: a list of browser origins, each
+// scheme://host[:port] as browsers send it in the Origin header (no path, no
+// trailing slash), or "*".
+func (d *decoder) origins(node *yaml.Node) []string {
+	node = deref(node)
+	if isNull(node) {
+		return nil
+	}
+	if node.Kind != yaml.SequenceNode {
+		d.errorf(node, "cors_allowed_origins: want a list such as [http://localhost:3000], got %s", kindName(node))
+		return nil
+	}
+	origins := make([]string, 0, len(node.Content))
+	for _, item := range node.Content {
+		origin := d.str(item, "cors_allowed_origins")
+		if origin == "" {
+			continue
+		}
+		if origin != "*" {
+			u, err := url.Parse(origin)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+				d.errorf(item, "cors_allowed_origins: %q is not an origin; write scheme://host[:port] with no path or trailing slash, such as http://localhost:3000, or \"*\" for any", origin)
+				continue
+			}
+		}
+		origins = append(origins, origin)
+	}
+	return origins
+}
+
 func (d *decoder) decodeQueue(node *yaml.Node, queue *Queue) {
 	for _, f := range d.fields(node, "queue") {
 		what := label(f.name(), "queue")
@@ -127,6 +159,8 @@ func (d *decoder) decodeAuth(node *yaml.Node, file *File) *Auth {
 		case "security_key":
 			keyNode = f.value
 			auth.SecurityKey = d.str(f.value, what)
+		case "user_isolation":
+			auth.UserIsolation = d.boolean(f.value, what)
 		case "jwt":
 			auth.JWT = d.decodeJWT(f.value)
 		default:

@@ -74,6 +74,11 @@ type File struct {
 	Queue Queue
 	// Auth protects the HTTP API. Nil when the file has no auth key.
 	Auth *Auth
+	// CORSAllowedOrigins are the browser origins the HTTP API answers
+	// (scheme://host[:port], or "*" for any). Defaults to nil: AgentOS's
+	// own list (http://localhost:3000 and Agno's hosted UIs); a list
+	// replaces it.
+	CORSAllowedOrigins []string
 	// Models are the named models, by their key in the models mapping.
 	Models map[string]*Model
 	// Agents are the agents, in file order.
@@ -102,8 +107,12 @@ type Queue struct {
 // Auth protects the HTTP API (the auth key).
 type Auth struct {
 	// SecurityKey is the bearer token every request must carry. Defaults
-	// to "": no key.
+	// to "": no key, unless $OS_SECURITY_KEY is set when the server starts
+	// (see [OS.Server]).
 	SecurityKey string
+	// UserIsolation confines each user to their own sessions, runs and
+	// memories, as jwt.user_isolation does. Defaults to false.
+	UserIsolation bool
 	// JWT verifies JSON Web Tokens instead of, or besides, a security key.
 	// Nil when auth has no jwt key.
 	JWT *JWT

@@ -33,6 +33,7 @@ redis: redis://127.0.0.1:6379/0
 queue: {durable: false, max_concurrency: 8, max_queue_depth: 50, max_attempts: 3}
 auth:
   security_key: ${OS_SECURITY_KEY}
+  user_isolation: true
   jwt:
     verification_keys: [key-one, key-two]
     jwks_file: ./jwks.json
@@ -75,6 +76,7 @@ agents:
     cwd: ./workspace
     sandbox: workspace_write
     reasoning_effort: high
+cors_allowed_origins: [http://localhost:3000, "https://chat.example.com:8443", "*"]
 `
 
 func TestParseEveryKey(t *testing.T) {
@@ -86,18 +88,19 @@ func TestParseEveryKey(t *testing.T) {
 	require.Equal(t, "sqlite://./data/os.db", file.DB)
 	require.Equal(t, "redis://127.0.0.1:6379/0", file.Redis)
 	require.Equal(t, Queue{Durable: false, MaxConcurrency: 8, MaxQueueDepth: 50, MaxAttempts: 3}, file.Queue)
-	require.Equal(t, &Auth{SecurityKey: "s3cret", JWT: &JWT{
+	require.Equal(t, &Auth{SecurityKey: "s3cret", UserIsolation: true, JWT: &JWT{
 		VerificationKeys: []string{"key-one", "key-two"}, JWKSFile: "./jwks.json", Algorithm: "ES256", Audience: "my-os",
 		VerifyAudience: true, Authorization: true, AdminScope: "os:admin", UserIsolation: true,
 	}}, file.Auth)
+	require.Equal(t, []string{"http://localhost:3000", "https://chat.example.com:8443", "*"}, file.CORSAllowedOrigins)
 	require.Empty(t, file.Warnings)
 
 	temperature := 0.2
 	require.Equal(t, &Model{Name: "local", Provider: ProviderOpenAI, ID: "gpt-5-mini", BaseURL: "http://127.0.0.1:8000/v1",
-		APIKey: "sk-test", API: "responses", Temperature: &temperature, MaxTokens: 1024, Line: 17}, file.Models["local"])
-	require.Equal(t, &Model{Name: "claude", Provider: ProviderAnthropic, ID: "claude-sonnet-4-6", Line: 18}, file.Models["claude"])
-	require.Equal(t, &Model{Name: "llama", Provider: ProviderOllama, ID: "llama3", BaseURL: DefaultOllamaBaseURL, API: "chat", Line: 19}, file.Models["llama"])
-	require.Equal(t, &Model{Name: "short", Provider: ProviderAnthropic, ID: "claude-haiku-4-5", Line: 20}, file.Models["short"])
+		APIKey: "sk-test", API: "responses", Temperature: &temperature, MaxTokens: 1024, Line: 18}, file.Models["local"])
+	require.Equal(t, &Model{Name: "claude", Provider: ProviderAnthropic, ID: "claude-sonnet-4-6", Line: 19}, file.Models["claude"])
+	require.Equal(t, &Model{Name: "llama", Provider: ProviderOllama, ID: "llama3", BaseURL: DefaultOllamaBaseURL, API: "chat", Line: 20}, file.Models["llama"])
+	require.Equal(t, &Model{Name: "short", Provider: ProviderAnthropic, ID: "claude-haiku-4-5", Line: 21}, file.Models["short"])
 
 	require.Len(t, file.Agents, 3)
 	assistant := file.Agents[0]
@@ -109,7 +112,7 @@ func TestParseEveryKey(t *testing.T) {
 	require.Same(t, file.Models["local"], assistant.ResolvedModel)
 	require.Equal(t, "You are helpful.", assistant.Instructions)
 	require.Equal(t, []string{"workspace"}, assistant.Tools)
-	require.Equal(t, &Workspace{Root: "./work", ConfirmWrites: false, Line: 27}, assistant.Workspace)
+	require.Equal(t, &Workspace{Root: "./work", ConfirmWrites: false, Line: 28}, assistant.Workspace)
 	require.True(t, assistant.AddHistoryToContext)
 	require.Equal(t, 5, assistant.NumHistoryRuns)
 	require.Equal(t, 2, assistant.Retries)
@@ -121,7 +124,7 @@ func TestParseEveryKey(t *testing.T) {
 	require.Equal(t, "Answer", assistant.OutputSchema.Name)
 	require.JSONEq(t, `{"title":"Answer","type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`,
 		string(assistant.OutputSchema.Schema))
-	require.Equal(t, 22, assistant.Line)
+	require.Equal(t, 23, assistant.Line)
 
 	coder := file.Agents[1]
 	require.True(t, coder.External())
@@ -261,7 +264,7 @@ func TestParseReportsEveryProblemInLineOrder(t *testing.T) {
 		`agnogo.yaml:3: unknown model "nowhere" in agent "a": not a key of models (none) nor provider:id such as openai:gpt-5-mini`,
 		`agnogo.yaml:4: duplicate agent id "a" (first defined at line 2); agent ids must be unique`,
 		`agnogo.yaml:5: retries in agent "a": want a whole number, got "x"`,
-		`agnogo.yaml:6: unknown key "extra" at top level; known keys: name, db, redis, queue, auth, models, agents`,
+		`agnogo.yaml:6: unknown key "extra" at top level; known keys: name, db, redis, queue, auth, cors_allowed_origins, models, agents`,
 	}, lines)
 
 	var many strings.Builder
@@ -463,7 +466,7 @@ func TestLoad(t *testing.T) {
 // TestDocumentedExamplesParse keeps the YAML of the documentation valid.
 func TestDocumentedExamplesParse(t *testing.T) {
 	t.Parallel()
-	for _, doc := range []string{"../docs/config.md", "../README.md"} {
+	for _, doc := range []string{"../docs/config.md", "../docs/server.md", "../README.md"} {
 		data, err := os.ReadFile(doc)
 		require.NoError(t, err)
 		blocks := 0

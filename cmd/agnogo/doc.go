@@ -4,7 +4,7 @@
 //
 //	agnogo migrate [--db URL] [--target VERSION] [--schema NAME] [--json] [--cleanup-legacy-runs [--force]]
 //	agnogo run [--config FILE] [--db URL] AGENT MESSAGE [--session ID] [--user U] [--json] [--stream]
-//	agnogo serve [--config FILE] [--addr 127.0.0.1:7777] [--db URL]
+//	agnogo serve [--config FILE] [--addr 127.0.0.1:7777] [--db URL] [--log-format text|json]
 //	agnogo version
 //
 // The database URL is sqlite://PATH (the default is sqlite://./agnogo.db) or
@@ -26,8 +26,10 @@
 // cancelled (Ctrl-C) or pauses for a confirmation exits with status 1; an
 // unknown agent or an invalid config file with status 2.
 //
-// `agnogo serve` opens (or creates) the database and checks its schema; the
-// HTTP server itself is not part of this build yet.
+// `agnogo serve` opens (or creates) the database, checks its schema and serves
+// the AgentOS HTTP API on --addr (routes at /docs and /openapi.json) until
+// SIGINT or SIGTERM, then cancels the runs in flight, waits for them to save
+// and exits 0.
 //
 // Exit codes: 0 success, 1 failure, 2 usage error (an unknown command or flag,
 // a bad flag value, an invalid config file, an unknown agent). Errors are printed on stderr as "agnogo: <message>".

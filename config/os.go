@@ -1,0 +1,83 @@
+package config
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+
+	"github.com/agnogo/agnogo/agentos"
+)
+
+// SecurityKeyEnv is the environment variable that supplies the security key
+// when the file sets no auth.security_key, as in Agno.
+const SecurityKeyEnv = "OS_SECURITY_KEY"
+
+// ServerOptions tune [OS.Server].
+type ServerOptions struct {
+	// Getenv reads OS_SECURITY_KEY. Defaults to os.Getenv.
+	Getenv func(string) string
+	// Version is the version /info reports. Defaults to agentos's own.
+	Version string
+	// Logger receives the server's logs, and a warning for each configured
+	// agent that is not served. Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Server returns the configuration of the AgentOS HTTP server that serves
+// this OS: its name, database, the runnable agents in file order, auth and
+// CORS. Pass it to [agentos.New].
+//
+// Agents this build cannot run (external claude and codex agents) are left
+// out with a warning on the logger. The security key is auth.security_key,
+// else $OS_SECURITY_KEY; auth.jwt becomes [agentos.JWTConfig] (with
+// authorization: false it only validates tokens); user isolation is on when
+// auth.user_isolation or auth.jwt.user_isolation is. Keys and the JWKS file
+// are checked by [agentos.New].
+func (o *OS) Server(opts ServerOptions) agentos.Config {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	cfg := agentos.Config{
+		Name:    o.Name,
+		Store:   o.Store,
+		Version: opts.Version,
+		Logger:  opts.Logger,
+	}
+	for _, id := range o.AgentIDs {
+		runner, err := o.Runner(id)
+		if errors.Is(err, ErrUnavailable) {
+			opts.Logger.Warn("agent not served", slog.String("agent", id), slog.String("reason", err.Error()))
+			continue
+		}
+		if err != nil {
+			continue // AgentIDs only lists configured agents
+		}
+		cfg.Runners = append(cfg.Runners, runner)
+	}
+	if f := o.File; f != nil {
+		cfg.CORSAllowedOrigins = f.CORSAllowedOrigins
+		if f.Auth != nil {
+			cfg.Auth.SecurityKey = f.Auth.SecurityKey
+			cfg.Auth.UserIsolation = f.Auth.UserIsolation
+			if j := f.Auth.JWT; j != nil {
+				cfg.Auth.UserIsolation = cfg.Auth.UserIsolation || j.UserIsolation
+				cfg.Auth.JWT = &agentos.JWTConfig{
+					VerificationKeys: j.VerificationKeys,
+					JWKSFile:         j.JWKSFile,
+					Algorithm:        j.Algorithm,
+					Audience:         j.Audience,
+					VerifyAudience:   j.VerifyAudience,
+					AdminScope:       j.AdminScope,
+					ValidateOnly:     !j.Authorization,
+				}
+			}
+		}
+	}
+	if cfg.Auth.SecurityKey == "" {
+		cfg.Auth.SecurityKey = opts.Getenv(SecurityKeyEnv)
+	}
+	return cfg
+}
