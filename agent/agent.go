@@ -122,21 +122,14 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	if in == nil {
 		in = &run.Input{}
 	}
-	p, err := a.prepare()
+	ctx, cancel, st, err := a.launch(parent, in.UserID, yield, func(ctx context.Context, p *prepared) (*runState, error) {
+		return a.start(ctx, in, p)
+	})
 	if err != nil {
-		return nil, &startError{err}
+		return nil, err
 	}
-	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	if a.cfg.OffloadToolResults {
-		ctx = context.WithValue(ctx, userKey{}, in.UserID)
-	}
-	st, err := a.start(ctx, in, p)
-	if err != nil {
-		return nil, &startError{err}
-	}
-	st.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: st.out}
-	st.em.emit(&run.RunStarted{Model: p.info.ID, ModelProvider: p.info.Provider})
+	st.em.emit(&run.RunStarted{Model: st.p.info.ID, ModelProvider: st.p.info.Provider})
 	if err := a.buildMessages(ctx, st, in); err != nil {
 		return a.finish(parent, st, err)
 	}
@@ -150,6 +143,27 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 		a.updateMemories(ctx, st, in.ContentString())
 	}
 	return a.finish(parent, st, err)
+}
+
+// launch prepares the agent, opens a run with open under a cancellable
+// context, and wires the run's events to yield. The caller must call cancel.
+func (a *Agent) launch(parent context.Context, userID string, yield func(run.Event, error) bool,
+	open func(ctx context.Context, p *prepared) (*runState, error)) (context.Context, context.CancelFunc, *runState, error) {
+	p, err := a.prepare()
+	if err != nil {
+		return nil, nil, nil, &startError{err}
+	}
+	ctx, cancel := context.WithCancel(parent)
+	if a.cfg.OffloadToolResults {
+		ctx = context.WithValue(ctx, userKey{}, userID)
+	}
+	st, err := open(ctx, p)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, &startError{err}
+	}
+	st.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: st.out}
+	return ctx, cancel, st, nil
 }
 
 // encodeArgs renders parsed tool arguments back to JSON.

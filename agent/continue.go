@@ -94,20 +94,13 @@ func (a *Agent) ContinueRun(ctx context.Context, req *ContinueRequest) (*run.Out
 }
 
 func (a *Agent) resume(parent context.Context, req *ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
-	p, err := a.prepare()
+	ctx, cancel, st, err := a.launch(parent, req.UserID, yield, func(ctx context.Context, p *prepared) (*runState, error) {
+		return a.reopen(ctx, req, p)
+	})
 	if err != nil {
-		return nil, &startError{err}
+		return nil, err
 	}
-	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	if a.cfg.OffloadToolResults {
-		ctx = context.WithValue(ctx, userKey{}, req.UserID)
-	}
-	st, err := a.reopen(ctx, req, p)
-	if err != nil {
-		return nil, &startError{err}
-	}
-	st.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: st.out}
 	st.em.emit(&run.RunContinued{})
 	if err := a.resolvePending(ctx, st); err != nil {
 		return a.finish(parent, st, err)

@@ -74,26 +74,12 @@ type tokenMetrics struct {
 	Cost              *float64 `json:"cost,omitempty"`
 }
 
+// add sums m into t with run.Metrics' own rule; the two types have the same
+// fields and differ only in their JSON tags.
 func (t *tokenMetrics) add(m run.Metrics) {
-	t.InputTokens += m.InputTokens
-	t.OutputTokens += m.OutputTokens
-	t.TotalTokens += m.TotalTokens
-	t.AudioInputTokens += m.AudioInputTokens
-	t.AudioOutputTokens += m.AudioOutputTokens
-	t.AudioTotalTokens += m.AudioTotalTokens
-	t.CacheReadTokens += m.CacheReadTokens
-	t.CacheWriteTokens += m.CacheWriteTokens
-	t.ReasoningTokens += m.ReasoningTokens
-	if m.Cost != nil {
-		t.Cost = new(*m.Cost + costOf(t.Cost))
-	}
-}
-
-func costOf(cost *float64) float64 {
-	if cost == nil {
-		return 0
-	}
-	return *cost
+	sum := run.Metrics(*t)
+	sum.Add(m)
+	*t = tokenMetrics(sum)
 }
 
 // modelMetric counts the runs one model served in a day.
