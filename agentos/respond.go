@@ -57,7 +57,7 @@ func (o *OS) writeStoreError(w http.ResponseWriter, r *http.Request, err error) 
 	var migration *storage.MigrationRequiredError
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		writeError(w, http.StatusNotFound, notFoundDetail(err))
+		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, storage.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &migration):
@@ -71,9 +71,4 @@ func (o *OS) writeStoreError(w http.ResponseWriter, r *http.Request, err error) 
 func (o *OS) internalError(w http.ResponseWriter, r *http.Request, err error) {
 	o.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 	writeError(w, http.StatusInternalServerError, fmt.Sprintf("Internal server error (%T)", err))
-}
-
-// notFoundDetail words a not-found error for the client.
-func notFoundDetail(err error) string {
-	return err.Error()
 }

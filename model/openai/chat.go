@@ -64,19 +64,7 @@ func (m *Model) streamChat(ctx context.Context, req *model.Request) iter.Seq2[*m
 				return
 			}
 		}
-		if err := stream.Err(); err != nil {
-			yield(nil, m.wrapError(ctx, err))
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(nil, err)
-			return
-		}
-		if reply.finishReason == "" {
-			yield(nil, m.cutStream())
-			return
-		}
-		yield(&model.Chunk{Response: reply.response()}, nil)
+		m.endStream(ctx, yield, stream.Err(), reply.finishReason != "", reply.response)
 	}
 }
 

@@ -195,3 +195,19 @@ func (m *Model) temperatureFor(req *model.Request) *float64 {
 func (m *Model) maxTokensFor(req *model.Request) int64 {
 	return int64(cmp.Or(req.MaxTokens, m.maxTokens))
 }
+
+// endStream ends a streamed call, in order of precedence: the transport's
+// error, a cancelled context, a stream cut before its end marker, or the
+// final chunk carrying the complete reply.
+func (m *Model) endStream(ctx context.Context, yield func(*model.Chunk, error) bool, streamErr error, complete bool, response func() *model.Response) {
+	switch {
+	case streamErr != nil:
+		yield(nil, m.wrapError(ctx, streamErr))
+	case ctx.Err() != nil:
+		yield(nil, ctx.Err())
+	case !complete:
+		yield(nil, m.cutStream())
+	default:
+		yield(&model.Chunk{Response: response()}, nil)
+	}
+}

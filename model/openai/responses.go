@@ -62,19 +62,7 @@ func (m *Model) streamResponses(ctx context.Context, req *model.Request) iter.Se
 				return
 			}
 		}
-		if err := stream.Err(); err != nil {
-			yield(nil, m.wrapError(ctx, err))
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(nil, err)
-			return
-		}
-		if reply.final == nil {
-			yield(nil, m.cutStream())
-			return
-		}
-		yield(&model.Chunk{Response: reply.response()}, nil)
+		m.endStream(ctx, yield, stream.Err(), reply.final != nil, reply.response)
 	}
 }
 
