@@ -129,14 +129,16 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 		return nil, err
 	}
 	defer cancel()
-	st.em.emit(&run.RunStarted{Model: st.p.info.ID, ModelProvider: st.p.info.Provider})
-	if err := a.buildMessages(ctx, st, in); err != nil {
-		return a.finish(parent, st, err)
+	// With PersistOnStart the RUNNING row is written before RunStarted goes
+	// out, so a client reacting to RunStarted finds the session and the run.
+	started := &run.RunStarted{Model: st.p.info.ID, ModelProvider: st.p.info.Provider}
+	err = a.buildMessages(ctx, st, in)
+	if err == nil && in.PersistOnStart {
+		err = a.saveRunning(ctx, st)
 	}
-	if in.PersistOnStart {
-		if err := a.saveRunning(ctx, st); err != nil {
-			return a.finish(parent, st, err)
-		}
+	st.em.emit(started)
+	if err != nil {
+		return a.finish(parent, st, err)
 	}
 	err = a.attempts(ctx, st)
 	if err == nil {

@@ -157,8 +157,8 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 		out = a.forkOf(src, cut)
 	}
 	out.Messages = cloneMessages(messages[:cut])
-	out.Tools = keptTools(src.Tools, out.Messages)
-	out.Requirements = keptRequirements(src.Requirements, out.Tools)
+	out.Tools = run.KeptTools(src.Tools, out.Messages)
+	out.Requirements = run.KeptRequirements(src.Requirements, out.Tools)
 	if waiting := unresolved(out); len(waiting) > 0 {
 		return nil, fmt.Errorf("continue run %s: %w: %s", src.RunID, ErrUnresolved, strings.Join(waiting, ", "))
 	}
@@ -167,7 +167,11 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 		out.Metrics = &run.RunMetrics{}
 	}
 	out.Metrics.StartTimer(a.cfg.Now())
-	st := &runState{p: p, out: out, session: session}
+	schema, err := a.outputSchema(out.Input)
+	if err != nil {
+		return nil, err
+	}
+	st := &runState{p: p, out: out, session: session, schema: schema}
 	st.messages, err = a.withHistory(ctx, out)
 	return st, err
 }
@@ -220,25 +224,7 @@ func (c ContinueFrom) cutIndex(messages []*run.Message) int {
 	case c.set:
 		k = min(c.index, len(messages))
 	}
-	return safeCut(messages, k)
-}
-
-// safeCut moves a cut at k down until no tool call is separated from its
-// results: the kept messages never end with an assistant turn whose tool
-// results were dropped, nor with part of a turn's results.
-func safeCut(messages []*run.Message, k int) int {
-	for k > 0 {
-		if prev := messages[k-1]; prev.Role == run.RoleAssistant && len(prev.ToolCalls) > 0 {
-			k--
-			continue
-		}
-		if k < len(messages) && messages[k].Role == run.RoleTool {
-			k--
-			continue
-		}
-		break
-	}
-	return k
+	return run.SafeCut(messages, k)
 }
 
 func cloneMessages(messages []*run.Message) []*run.Message {
@@ -248,43 +234,6 @@ func cloneMessages(messages []*run.Message) []*run.Message {
 		out[i] = &copied
 	}
 	return out
-}
-
-// keptTools returns the tool executions whose calls survive in messages.
-func keptTools(tools []*run.ToolExecution, messages []*run.Message) []*run.ToolExecution {
-	calls := map[string]bool{}
-	for _, msg := range messages {
-		for _, call := range msg.ToolCalls {
-			calls[call.ID] = true
-		}
-	}
-	var kept []*run.ToolExecution
-	for _, t := range tools {
-		if calls[t.ToolCallID] {
-			kept = append(kept, t)
-		}
-	}
-	return kept
-}
-
-// keptRequirements returns the requirements whose tools survive, relinked to
-// those tools.
-func keptRequirements(reqs []*run.Requirement, tools []*run.ToolExecution) []*run.Requirement {
-	byID := map[string]*run.ToolExecution{}
-	for _, t := range tools {
-		byID[t.ToolCallID] = t
-	}
-	var kept []*run.Requirement
-	for _, r := range reqs {
-		if r.ToolExecution == nil {
-			continue
-		}
-		if t, ok := byID[r.ToolExecution.ToolCallID]; ok {
-			r.ToolExecution = t
-			kept = append(kept, r)
-		}
-	}
-	return kept
 }
 
 // applyResolutions copies the caller's answers onto the run's paused tools.

@@ -28,7 +28,7 @@ func (a *Agent) finish(parent context.Context, st *runState, loopErr error) (*ru
 	case errors.Is(loopErr, errPaused):
 		out.Status = run.StatusPaused
 	case loopErr == nil:
-		loopErr = a.parseAnswer(out)
+		loopErr = a.parseAnswer(out, st.schema)
 		if loopErr == nil {
 			out.Status = run.StatusCompleted
 		}
@@ -70,8 +70,7 @@ func (a *Agent) finish(parent context.Context, st *runState, loopErr error) (*ru
 
 // parseAnswer turns a structured answer into its object, or reports why it
 // does not match the schema. A text answer is left as is.
-func (a *Agent) parseAnswer(out *run.Output) error {
-	schema := a.cfg.OutputSchema
+func (a *Agent) parseAnswer(out *run.Output, schema *OutputSchema) error {
 	if schema == nil {
 		out.ContentType = "str"
 		return nil

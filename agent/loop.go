@@ -93,7 +93,7 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 // consumer when there is one, and records the usage.
 func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, error) {
 	req := &model.Request{Messages: st.messages, Tools: st.p.toolDefs}
-	if schema := a.cfg.OutputSchema; schema != nil {
+	if schema := st.schema; schema != nil {
 		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: schema.strict}
 	}
 	var resp *model.Response
@@ -108,7 +108,7 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 			}
 			if chunk.ContentDelta != "" || chunk.ReasoningDelta != "" {
 				st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
-				content := &run.RunContent{ReasoningContent: chunk.ReasoningDelta, ContentType: a.contentType()}
+				content := &run.RunContent{ReasoningContent: chunk.ReasoningDelta, ContentType: st.contentType()}
 				if chunk.ContentDelta != "" {
 					content.Content = chunk.ContentDelta
 				}
@@ -138,9 +138,10 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 	return resp, nil
 }
 
-func (a *Agent) contentType() string {
-	if a.cfg.OutputSchema != nil {
-		return a.cfg.OutputSchema.Name
+// contentType names what the run answers: its schema's name, or "str".
+func (st *runState) contentType() string {
+	if st.schema != nil {
+		return st.schema.Name
 	}
 	return "str"
 }

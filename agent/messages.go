@@ -12,7 +12,7 @@ import (
 // history of the session, and the input.
 func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) error {
 	now := a.cfg.Now()
-	system := a.systemMessage()
+	system := a.systemMessage(st.schema)
 	if a.cfg.AddMemoriesToContext && a.cfg.Store != nil && st.out.UserID != "" {
 		memories, err := a.userMemories(ctx, st.out.UserID)
 		if err != nil {
@@ -39,9 +39,9 @@ func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) 
 	return nil
 }
 
-func (a *Agent) systemMessage() string {
+func (a *Agent) systemMessage(schema *OutputSchema) string {
 	system := a.cfg.Instructions
-	if schema := a.cfg.OutputSchema; schema != nil {
+	if schema != nil {
 		if system != "" {
 			system += "\n\n"
 		}

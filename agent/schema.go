@@ -123,3 +123,24 @@ func extractJSON(content string) string {
 	}
 	return content[start : end+1]
 }
+
+// jsonTitle returns a schema's title as a name providers accept (letters,
+// digits, _ and -, at most 64), and whether it had one.
+func jsonTitle(schema json.RawMessage) (string, bool) {
+	var head struct {
+		Title string `json:"title"`
+	}
+	if json.Unmarshal(schema, &head) != nil || head.Title == "" {
+		return "", false
+	}
+	name := []byte(head.Title)
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			name[i] = '_'
+		}
+	}
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return string(name), true
+}

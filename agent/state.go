@@ -22,6 +22,9 @@ type runState struct {
 	messages []*run.Message
 	// toolCalls counts the tool calls made so far, for ToolCallLimit.
 	toolCalls int
+	// schema is the structured answer the run asks for: the run's own
+	// output schema, else the agent's; nil for a text answer.
+	schema *OutputSchema
 }
 
 // ownMessages returns the messages that belong to the run (history left out).
@@ -37,6 +40,10 @@ func (st *runState) ownMessages() []*run.Message {
 
 // start loads or creates the session and opens the run's output.
 func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runState, error) {
+	schema, err := a.outputSchema(in)
+	if err != nil {
+		return nil, err
+	}
 	now := a.cfg.Now()
 	sessionID := in.SessionID
 	if sessionID == "" {
@@ -66,7 +73,21 @@ func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runStat
 	}
 	out.Metrics.StartTimer(now)
 	out.SessionState = a.mergeSessionState(session, in.SessionState)
-	return &runState{p: p, out: out, session: session}, nil
+	return &runState{p: p, out: out, session: session, schema: schema}, nil
+}
+
+// outputSchema is the structured answer a run asks for: the input's own
+// schema when it brings one, else the agent's.
+func (a *Agent) outputSchema(in *run.Input) (*OutputSchema, error) {
+	if in == nil || len(in.OutputSchema) == 0 {
+		return a.cfg.OutputSchema, nil
+	}
+	name, _ := jsonTitle(in.OutputSchema)
+	schema, err := JSONSchema(name, in.OutputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", run.ErrInvalidInput, err)
+	}
+	return schema, nil
 }
 
 // sessionStateKey is where session_data keeps the session's state.

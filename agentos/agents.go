@@ -10,6 +10,22 @@ import (
 func (o *OS) agentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /agents", o.handleListAgents)
 	mux.HandleFunc("GET /agents/{agent_id}", o.handleGetAgent)
+	// agnogo serves agents only; clients list teams and workflows too (the
+	// Agno chat UI does on every page load), and find none.
+	mux.HandleFunc("GET /teams", o.handleListNone)
+	mux.HandleFunc("GET /teams/{team_id}", notFound("Team not found"))
+	mux.HandleFunc("GET /workflows", o.handleListNone)
+	mux.HandleFunc("GET /workflows/{workflow_id}", notFound("Workflow not found"))
+}
+
+// handleListNone answers an empty list.
+func (o *OS) handleListNone(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, []any{})
+}
+
+// notFound answers 404 with detail.
+func notFound(detail string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, detail) }
 }
 
 // agentSummary is an agent as GET /agents lists it: what browser clients

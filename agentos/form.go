@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ const maxBodyBytes = 64 << 20
 // form is a parsed run or continue form.
 type form struct {
 	values map[string][]string
+	files  map[string][]*multipart.FileHeader
 	issues []validationIssue
 	used   map[string]bool
 }
@@ -38,6 +40,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, error) {
 			for k, v := range r.MultipartForm.Value {
 				f.values[k] = v
 			}
+			f.files = r.MultipartForm.File
 		}
 	case "application/x-www-form-urlencoded":
 		err = r.ParseForm()
@@ -139,6 +142,32 @@ func (f *form) jsonInto(name string, v any, what string) {
 	if err := json.Unmarshal([]byte(raw), v); err != nil {
 		f.issues = append(f.issues, invalidField(name, "Value must be "+what+": "+err.Error()))
 	}
+}
+
+// uploads returns the files uploaded in a multipart field ("name" or
+// "name[]"). A text value sent under that name is not a file and is ignored.
+func (f *form) uploads(name string) []*multipart.FileHeader {
+	f.used[name], f.used[name+"[]"] = true, true
+	return append(append([]*multipart.FileHeader(nil), f.files[name]...), f.files[name+"[]"]...)
+}
+
+// outputSchema reads a field holding a JSON Schema for a structured answer:
+// a JSON object whose type is "object".
+func (f *form) outputSchema(name string) json.RawMessage {
+	v := strings.TrimSpace(f.str(name))
+	if v == "" {
+		return nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(v), &schema); err != nil || schema == nil {
+		f.issues = append(f.issues, invalidField(name, "Value must be a JSON Schema object"))
+		return nil
+	}
+	if schema["type"] != "object" {
+		f.issues = append(f.issues, invalidField(name, `the schema must describe an object ("type": "object"); wrap an array or a scalar in an object property`))
+		return nil
+	}
+	return json.RawMessage(v)
 }
 
 // extra returns the fields no one read, which are passed through to the run.

@@ -48,7 +48,7 @@ type apiRoute struct {
 // apiParam is a query parameter or a form field.
 type apiParam struct {
 	name        string
-	typ         string // string, integer, boolean, object (JSON text), array (JSON text)
+	typ         string // string, integer, boolean, object (JSON text), array (JSON text), files (uploads)
 	required    bool
 	def         any
 	enum        []string
@@ -166,11 +166,18 @@ var apiRoutes = []apiRoute{
 			{name: "session_state", typ: "object", description: "JSON object merged into the session state."},
 			{name: "metadata", typ: "object", description: "JSON object stored on the run."},
 			{name: "dependencies", typ: "object", description: "JSON object of run dependencies (accepted, checked, not used by native agents)."},
-			{name: "background", typ: "boolean", def: false, description: "Background runs need the durable queue, which this server does not run: true is refused with 400."},
+			{name: "output_schema", typ: "object", description: `JSON Schema of a structured answer for this run (its root "type": "object"); the run's content is then the parsed object and content_type the schema's title.`},
+			{name: "files", typ: "files", description: "Uploaded files (multipart only), each an image, audio clip, video or document (PDF, text, Markdown, CSV, JSON, HTML, Office), classified by content type or, for application/octet-stream, by extension."},
+			{name: "files_metadata", typ: "array", description: "JSON array of objects, matched to files by position (accepted for compatibility)."},
+			{name: "images", typ: "array", description: "JSON array of images ({url} or {content: base64, mime_type})."},
+			{name: "audio", typ: "array", description: "JSON array of audio clips."},
+			{name: "videos", typ: "array", description: "JSON array of videos."},
+			{name: "input_files", typ: "array", description: "JSON array of files ({content: base64, mime_type, filename})."},
+			{name: "background", typ: "boolean", def: false, description: "Run after the request ends: the run is stored as PENDING and the answer is 202 {run_id, session_id, status} (stream=false) or the run's event stream, which the client may leave without stopping the run (stream=true). Poll GET /agents/{agent_id}/runs/{run_id}. Needs a database."},
 		},
-		ok: apiResponse{status: 200, description: "The finished run (stream=false) or its event stream (stream=true).", schema: "RunOutput", sse: true},
+		ok: apiResponse{status: 200, description: "The finished run (stream=false) or its event stream (stream=true). A background run with stream=false answers 202 {run_id, session_id, status: \"PENDING\"} instead.", schema: "RunOutput", sse: true},
 		errors: []apiError{
-			{http.StatusBadRequest, "the form does not parse, or background=true"},
+			{http.StatusBadRequest, "the form does not parse, an uploaded file is empty or of an unsupported type, or background=true without a database"},
 			eAgentNotFound, eValidation,
 			{http.StatusServiceUnavailable, "the server is shutting down"},
 		},
@@ -226,12 +233,78 @@ var apiRoutes = []apiRoute{
 		},
 	},
 	{
+		method: "GET", path: "/agents/{agent_id}/runs/{run_id}/checkpoints", id: "list_agent_run_checkpoints", tag: "Agents",
+		summary: "The places a run can be continued from",
+		description: "Derived from the stored run: every message marked as a checkpoint (the last tool result of a batch), " +
+			"the run's last checkpoint, and the end of its messages. Continue from one with POST …/continue and " +
+			"continue_from=<message_index>.",
+		query:  []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to; a run of another session is not found."}, qUserID},
+		ok:     apiResponse{status: 200, description: "{run_id, session_id, checkpoints: [...]}, in message order.", schema: "Checkpoints"},
+		errors: []apiError{{http.StatusNotFound, "no such agent, or no such run of it"}, eNoStore},
+	},
+	{
+		method: "GET", path: "/agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", id: "get_agent_run_checkpoint", tag: "Agents",
+		summary:     "The run as of one checkpoint",
+		description: "The run cut after message_index messages (moved down so no tool call is separated from its results), with the tools and requirements of dropped messages pruned. The stored run is not changed.",
+		query:       []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to; a run of another session is not found."}, qUserID},
+		ok:          apiResponse{status: 200, description: "{checkpoint, snapshot}: the entry and the truncated run.", schema: "CheckpointSnapshot"},
+		errors: []apiError{
+			{http.StatusBadRequest, "message_index is beyond the run's messages"},
+			{http.StatusNotFound, "no such agent, or no such run of it"}, eValidation, eNoStore,
+		},
+	},
+	{
 		method: "POST", path: "/agents/{agent_id}/sessions/{session_id}/fork", id: "fork_agent_session", tag: "Agents",
 		summary:     "Copy a session into a new one",
 		description: "Deep-copies the session and its runs; every copied run gets a new run id.",
 		query:       []apiParam{qUserID, qDBID},
 		ok:          apiResponse{status: 200, description: "The new session's id and the one it was forked from.", schema: "ForkedSession"},
 		errors:      []apiError{{http.StatusNotFound, "no such agent, or no session of it with this id"}, eDBNotFound, eValidation, eNoStore},
+	},
+
+	// Teams and workflows: none are served; listed so clients that ask find none.
+	{
+		method: "GET", path: "/teams", id: "list_teams", tag: "Teams",
+		summary: "List teams (always empty: agnogo serves agents)",
+		ok:      apiResponse{status: 200, description: "An empty JSON array.", schema: "Empty", array: true},
+	},
+	{
+		method: "GET", path: "/teams/{team_id}", id: "get_team", tag: "Teams",
+		summary: "One team (none exist)",
+		ok:      apiResponse{status: 200, description: "Never: there are no teams.", schema: "Empty"},
+		errors:  []apiError{{http.StatusNotFound, "always: there are no teams"}},
+	},
+	{
+		method: "GET", path: "/workflows", id: "list_workflows", tag: "Workflows",
+		summary: "List workflows (always empty: agnogo serves agents)",
+		ok:      apiResponse{status: 200, description: "An empty JSON array.", schema: "Empty", array: true},
+	},
+	{
+		method: "GET", path: "/workflows/{workflow_id}", id: "get_workflow", tag: "Workflows",
+		summary: "One workflow (none exist)",
+		ok:      apiResponse{status: 200, description: "Never: there are no workflows.", schema: "Empty"},
+		errors:  []apiError{{http.StatusNotFound, "always: there are no workflows"}},
+	},
+
+	// Databases.
+	{
+		method: "POST", path: "/databases/all/migrate", id: "migrate_all_databases", tag: "Database",
+		summary:     "Migrate every database's schema",
+		description: "Runs the schema migrations agnogo migrate runs, forward only, up to target_version (default: the newest this server writes). 207 when a database failed: failed maps its id to what failed; the cause is in the server log.",
+		query:       []apiParam{{name: "target_version", typ: "string", description: "A dotted version such as 3.0.0; left out, the newest."}},
+		ok:          apiResponse{status: 200, description: "{message, skipped, tables}; 207 {message, failed, skipped} when a database failed.", schema: "MigrationResult"},
+		errors:      []apiError{{http.StatusBadRequest, "target_version is malformed, newer than this server, or older than the database"}, eNoStore},
+	},
+	{
+		method: "POST", path: "/databases/{db_id}/migrate", id: "migrate_database", tag: "Database",
+		summary:     "Migrate one database's schema",
+		description: "As /databases/all/migrate, for one database.",
+		query:       []apiParam{{name: "target_version", typ: "string", description: "A dotted version such as 3.0.0; left out, the newest."}},
+		ok:          apiResponse{status: 200, description: "{message, tables}: what was done to each table.", schema: "MigrationResult"},
+		errors: []apiError{
+			{http.StatusBadRequest, "target_version is malformed, newer than this server, or older than the database"},
+			{http.StatusNotFound, "no database with this id"}, eNoStore,
+		},
 	},
 
 	// Sessions.
@@ -473,6 +546,25 @@ var apiSchemas = map[string]any{
 			"metadata":     map[string]any{"type": "object"}, "session_state": map[string]any{"type": "object"},
 			"created_at": integer("When the run started, epoch seconds."),
 		}, "run_id", "status"),
+	"Checkpoint": obj("A place a run can be continued from: continuing keeps messages[:message_index].", props{
+		"checkpoint_id": str("The message index, as a string."), "run_id": str("The run id."), "session_id": str("The session id."),
+		"message_index": integer("How many messages are kept."), "continue_from": integer("The same, as /continue takes it."),
+		"status": str("The checkpoint's status, or the run's."), "reason": map[string]any{"type": "string", "enum": []string{"checkpoint", "end", "snapshot"}},
+		"created_at": integer("When the checkpoint was made, epoch seconds."), "message_id": str("The last kept message's id."),
+		"message_role": str("Its role."), "message_preview": str("Its first 120 characters."), "is_latest": map[string]any{"type": "boolean"},
+	}, "checkpoint_id", "message_index", "reason"),
+	"Checkpoints": obj("A run's checkpoints.", props{
+		"run_id": str("The run id."), "session_id": str("The session id."), "checkpoints": arrayOf(ref("Checkpoint")),
+	}, "run_id", "checkpoints"),
+	"CheckpointSnapshot": obj("One checkpoint and the run as of it.", props{
+		"checkpoint": ref("Checkpoint"), "snapshot": ref("RunOutput"),
+	}, "checkpoint", "snapshot"),
+	"MigrationResult": obj("What a migration did.", props{
+		"message": str("A one-line summary."),
+		"tables":  map[string]any{"description": "Per table: table, from, to, action (created, migrated, up_to_date, skipped, failed), steps, duration_ms."},
+		"failed":  map[string]any{"type": "object", "description": "207 only: database id → what failed."},
+		"skipped": arrayOf(str("A database id not migrated (remote databases).")),
+	}, "message"),
 	"ForkedSession": obj("A forked session.", props{
 		"session_id": str("The new session's id."), "forked_from_session_id": str("The session it copies."),
 	}, "session_id", "forked_from_session_id"),
@@ -767,6 +859,10 @@ func (p apiParam) schema() map[string]any {
 	case "object", "array":
 		s["type"] = "string"
 		s["contentMediaType"] = "application/json"
+		s["description"] = p.description
+	case "files":
+		s["type"] = "array"
+		s["items"] = map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}
 		s["description"] = p.description
 	default:
 		s["type"] = p.typ

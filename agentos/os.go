@@ -37,6 +37,10 @@ type Config struct {
 	CORSAllowedOrigins []string
 	// Version is reported by /info. Defaults to "dev".
 	Version string
+	// BackgroundMaxConcurrency caps how many background runs (background=true)
+	// execute at once; the others wait, PENDING, in submission order. Zero
+	// means 32; a negative value removes the cap.
+	BackgroundMaxConcurrency int
 	// Logger receives request and run logs. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -52,6 +56,8 @@ type OS struct {
 	order   []string
 	handler http.Handler
 	auth    *authenticator
+
+	slots chan struct{} // background run slots; nil when uncapped
 
 	mu       sync.Mutex
 	inflight map[string]*inflightRun // by run id
@@ -78,6 +84,12 @@ func New(cfg Config) (*OS, error) {
 		cfg.Now = time.Now
 	}
 	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{}}
+	switch n := cfg.BackgroundMaxConcurrency; {
+	case n == 0:
+		o.slots = make(chan struct{}, defaultBackgroundMaxConcurrency)
+	case n > 0:
+		o.slots = make(chan struct{}, n)
+	}
 	for _, r := range cfg.Runners {
 		if r == nil {
 			return nil, errors.New("agentos: nil runner")
@@ -100,6 +112,7 @@ func New(cfg Config) (*OS, error) {
 	o.sessionRoutes(mux)
 	o.memoryRoutes(mux)
 	o.metricsRoutes(mux)
+	o.databaseRoutes(mux)
 	o.docsRoutes(mux)
 	o.handler = o.withCORS(o.withAuth(mux))
 	return o, nil

@@ -17,7 +17,7 @@ import (
 	"github.com/agnogo/agnogo/storage"
 )
 
-// Request plumbing shared by the session, memory and metrics routes: a route table with the scope each route needs, FastAPI-style
+// Request plumbing shared by the run, session, memory and metrics routes: a route table with the scope each route needs, FastAPI-style
 // query and JSON body validation (422 with a list of issues), and the
 // paginated envelope.
 
@@ -33,14 +33,18 @@ type endpoint struct {
 // mount registers endpoints on mux. Each checks, in order, the caller's
 // scope for the resource (403), that a store is configured (503) and that
 // db_id, when sent, names it (404), before its handler runs.
-func (o *OS) mount(mux *http.ServeMux, endpoints []endpoint) {
+func (o *OS) mount(mux *http.ServeMux, endpoints []endpoint) { o.mountWith(mux, endpoints, true) }
+
+// mountWith is mount; without requireStore the handlers run with no store
+// configured (and check for one themselves where they need it).
+func (o *OS) mountWith(mux *http.ServeMux, endpoints []endpoint, requireStore bool) {
 	for _, ep := range endpoints {
 		mux.HandleFunc(ep.pattern, func(w http.ResponseWriter, r *http.Request) {
 			var id string
 			if ep.idParam != "" {
 				id = r.PathValue(ep.idParam)
 			}
-			if !o.authorize(w, r, ep.resource, id, ep.action) || !o.needStore(w) {
+			if !o.authorize(w, r, ep.resource, id, ep.action) || (requireStore && !o.needStore(w)) {
 				return
 			}
 			if dbID := r.URL.Query().Get("db_id"); dbID != "" && dbID != o.cfg.DBID {

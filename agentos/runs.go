@@ -11,30 +11,34 @@ import (
 	"github.com/agnogo/agnogo/storage"
 )
 
-func (o *OS) runRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /agents/{agent_id}/runs", o.handleCreateRun)
-	mux.HandleFunc("GET /agents/{agent_id}/runs", o.handleListRuns)
-	mux.HandleFunc("GET /agents/{agent_id}/runs/{run_id}", o.handleGetRun)
-	mux.HandleFunc("POST /agents/{agent_id}/runs/{run_id}/cancel", o.handleCancelRun)
-	mux.HandleFunc("POST /agents/{agent_id}/runs/{run_id}/continue", o.handleContinueRun)
+// runRoutes mounts an agent's run routes (agentos-api.md §3).
+func (o *OS) runRoutes(mux *http.ServeMux) { o.mountWith(mux, o.runEndpoints(), false) }
+
+// runEndpoints lists the run routes with the scope each needs. Running,
+// cancelling and continuing work without a store; reads need one.
+func (o *OS) runEndpoints() []endpoint {
+	return []endpoint{
+		{"POST /agents/{agent_id}/runs", "agents", "run", "agent_id", o.handleCreateRun},
+		{"GET /agents/{agent_id}/runs", "agents", "read", "agent_id", o.handleListRuns},
+		{"GET /agents/{agent_id}/runs/{run_id}", "agents", "read", "agent_id", o.handleGetRun},
+		{"POST /agents/{agent_id}/runs/{run_id}/cancel", "agents", "run", "agent_id", o.handleCancelRun},
+		{"POST /agents/{agent_id}/runs/{run_id}/continue", "agents", "run", "agent_id", o.handleContinueRun},
+		{"GET /agents/{agent_id}/runs/{run_id}/checkpoints", "agents", "read", "agent_id", o.handleListCheckpoints},
+		{"GET /agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", "agents", "read", "agent_id", o.handleGetCheckpoint},
+	}
 }
 
-// agentFor resolves the path's agent and checks the caller may run it.
-func (o *OS) agentFor(w http.ResponseWriter, r *http.Request, action string) (run.Runner, bool) {
-	id := r.PathValue("agent_id")
-	runner, ok := o.runner(id)
+// pathAgent resolves the path's agent, answering 404 when there is none.
+func (o *OS) pathAgent(w http.ResponseWriter, r *http.Request) (run.Runner, bool) {
+	runner, ok := o.runner(r.PathValue("agent_id"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "Agent not found")
-		return nil, false
 	}
-	if !o.authorize(w, r, "agents", id, action) {
-		return nil, false
-	}
-	return runner, true
+	return runner, ok
 }
 
 func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.agentFor(w, r, "run")
+	runner, ok := o.pathAgent(w, r)
 	if !ok {
 		return
 	}
@@ -43,25 +47,31 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	message := f.required("message")
-	stream := f.boolean("stream", true)
-	background := f.boolean("background", false)
 	in := &run.Input{
-		InputContent: message,
+		InputContent: f.required("message"),
 		SessionID:    f.str("session_id"),
 		UserID:       o.userScope(r, f.str("user_id")),
 		SessionState: f.jsonObject("session_state"),
 		Metadata:     f.jsonObject("metadata"),
+		OutputSchema: f.outputSchema("output_schema"),
 		// Listed while in flight; a crash leaves a RUNNING row behind.
 		PersistOnStart: true,
 	}
+	stream := f.boolean("stream", true)
+	background := f.boolean("background", false)
 	f.jsonObject("dependencies")
+	f.jsonInto("images", &in.Images, "a JSON array of images")
+	f.jsonInto("audio", &in.Audios, "a JSON array of audio clips")
+	f.jsonInto("videos", &in.Videos, "a JSON array of videos")
+	f.jsonInto("input_files", &in.Files, "a JSON array of files")
+	var filesMetadata []map[string]any
+	f.jsonInto("files_metadata", &filesMetadata, "a JSON array of objects, one per uploaded file")
 	if len(f.issues) > 0 {
 		writeValidation(w, f.issues...)
 		return
 	}
-	if background {
-		writeError(w, http.StatusBadRequest, "background runs need the durable queue, which this server does not run; send background=false")
+	if err := addUploads(in, f.uploads("files")); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if extra := f.extra(); len(extra) > 0 {
@@ -78,6 +88,10 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 		in.SessionID = newID()
 	}
 	in.RunID = newID()
+	if background {
+		o.startBackground(w, r, runner, in, stream)
+		return
+	}
 	o.serveRun(w, r, stream, in.RunID, &inflightRun{agentID: runner.ID(), sessionID: in.SessionID, userID: in.UserID},
 		func(ctx context.Context) iter.Seq2[run.Event, error] { return runner.Stream(ctx, in) },
 		func(ctx context.Context) (*run.Output, error) {
@@ -137,7 +151,8 @@ func (o *OS) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, run.ErrNotContinuable):
 		writeError(w, http.StatusConflict, err.Error())
-	case errors.Is(err, run.ErrInvalidContinue), errors.Is(err, run.ErrUnresolved), errors.Is(err, storage.ErrInvalid):
+	case errors.Is(err, run.ErrInvalidContinue), errors.Is(err, run.ErrUnresolved), errors.Is(err, run.ErrInvalidInput),
+		errors.Is(err, storage.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
 	default:
 		o.writeStoreError(w, r, err)
@@ -192,7 +207,7 @@ func (o *OS) needStore(w http.ResponseWriter) bool {
 }
 
 func (o *OS) handleListRuns(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.agentFor(w, r, "read")
+	runner, ok := o.pathAgent(w, r)
 	if !ok || !o.needStore(w) {
 		return
 	}
@@ -245,7 +260,7 @@ func (o *OS) storedRun(w http.ResponseWriter, r *http.Request, runner run.Runner
 }
 
 func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.agentFor(w, r, "read")
+	runner, ok := o.pathAgent(w, r)
 	if !ok || !o.needStore(w) {
 		return
 	}
@@ -255,7 +270,7 @@ func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.agentFor(w, r, "run")
+	runner, ok := o.pathAgent(w, r)
 	if !ok {
 		return
 	}
@@ -278,7 +293,7 @@ func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.agentFor(w, r, "run")
+	runner, ok := o.pathAgent(w, r)
 	if !ok {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/agnogo/agnogo/agentos"
 )
@@ -11,6 +13,10 @@ import (
 // SecurityKeyEnv is the environment variable that supplies the security key
 // when the file sets no auth.security_key, as in Agno.
 const SecurityKeyEnv = "OS_SECURITY_KEY"
+
+// MaxConcurrencyEnv, when set to an integer, replaces queue.max_concurrency:
+// an operator's per-replica override. Zero or less removes the cap.
+const MaxConcurrencyEnv = "AGNOGO_BACKGROUND_MAX_CONCURRENCY"
 
 // ServerOptions tune [OS.Server].
 type ServerOptions struct {
@@ -79,5 +85,28 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 	if cfg.Auth.SecurityKey == "" {
 		cfg.Auth.SecurityKey = opts.Getenv(SecurityKeyEnv)
 	}
+	cfg.BackgroundMaxConcurrency = backgroundConcurrency(o.File, opts)
 	return cfg
+}
+
+// backgroundConcurrency is the cap on background runs: $[MaxConcurrencyEnv]
+// when set (≤ 0 meaning none), else queue.max_concurrency.
+func backgroundConcurrency(f *File, opts ServerOptions) int {
+	n := DefaultMaxConcurrency
+	if f != nil && f.Queue.MaxConcurrency > 0 {
+		n = f.Queue.MaxConcurrency
+	}
+	raw := strings.TrimSpace(opts.Getenv(MaxConcurrencyEnv))
+	if raw == "" {
+		return n
+	}
+	v, err := strconv.Atoi(raw)
+	if err != nil {
+		opts.Logger.Warn("ignoring "+MaxConcurrencyEnv+": not an integer", slog.String("value", raw))
+		return n
+	}
+	if v <= 0 {
+		return -1 // agentos: a negative cap means none
+	}
+	return v
 }

@@ -161,3 +161,22 @@ auth:
 	require.False(t, cfg.Auth.JWT.ValidateOnly, "authorization: true checks scopes")
 	require.Equal(t, DefaultJWTAlgorithm, cfg.Auth.JWT.Algorithm)
 }
+
+func TestServerBackgroundConcurrency(t *testing.T) {
+	t.Parallel()
+	built, opts, _ := serverOS(t, "db: ${DB}\n", nil)
+	require.Equal(t, DefaultMaxConcurrency, built.Server(opts).BackgroundMaxConcurrency)
+
+	built, opts, _ = serverOS(t, "db: ${DB}\nqueue: {max_concurrency: 4}\n", nil)
+	require.Equal(t, 4, built.Server(opts).BackgroundMaxConcurrency)
+
+	built, opts, _ = serverOS(t, "db: ${DB}\nqueue: {max_concurrency: 4}\n", map[string]string{MaxConcurrencyEnv: "9"})
+	require.Equal(t, 9, built.Server(opts).BackgroundMaxConcurrency, "the environment overrides the file")
+
+	built, opts, _ = serverOS(t, "db: ${DB}\n", map[string]string{MaxConcurrencyEnv: "0"})
+	require.Negative(t, built.Server(opts).BackgroundMaxConcurrency, "zero or less: no cap")
+
+	built, opts, log := serverOS(t, "db: ${DB}\nqueue: {max_concurrency: 4}\n", map[string]string{MaxConcurrencyEnv: "lots"})
+	require.Equal(t, 4, built.Server(opts).BackgroundMaxConcurrency)
+	require.Contains(t, log.String(), "ignoring "+MaxConcurrencyEnv)
+}

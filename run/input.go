@@ -1,5 +1,7 @@
 package run
 
+import "encoding/json"
+
 // Input is what the caller passed to a run, kept apart from the messages built
 // from it (Agno's RunInput).
 type Input struct {
@@ -10,6 +12,10 @@ type Input struct {
 	Videos       []Video `json:"videos,omitempty"`
 	Audios       []Audio `json:"audios,omitempty"`
 	Files        []File  `json:"files,omitempty"`
+	// OutputSchema asks this run for a structured answer: a JSON Schema whose
+	// root is an object. It replaces the runner's own schema for the run and
+	// is kept with the input, so a continued run keeps answering in it.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 
 	// Where the run goes. These route the call and are not stored with the
 	// input (the run row has its own columns for them).

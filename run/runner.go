@@ -74,7 +74,7 @@ type Collector interface {
 	Run(ctx context.Context, in *Input) (*Output, error)
 }
 
-// Errors a [Continuer] reports. Match them with errors.Is.
+// Errors a [Runner] or [Continuer] reports. Match them with errors.Is.
 var (
 	// ErrRunNotFound: the run to continue does not exist (for this user).
 	ErrRunNotFound = errors.New("run not found")
@@ -84,4 +84,7 @@ var (
 	ErrUnresolved = errors.New("run has unresolved requirements")
 	// ErrInvalidContinue: the request itself is malformed (e.g. continue_from).
 	ErrInvalidContinue = errors.New("invalid continue request")
+	// ErrInvalidInput: a run's input cannot be run as given (for example its
+	// output schema does not describe an object). Nothing was started.
+	ErrInvalidInput = errors.New("invalid run input")
 )

@@ -19,6 +19,18 @@
 // as input_schema, verbatim. Tool choice maps "auto", "none", "required" (the
 // API's "any") and a tool's name.
 //
+// # Media
+//
+// A user message's images become image blocks, and its documents
+// ([run.File]) document blocks titled with the file's name, as
+// [model.DocumentOf] classifies them: a PDF from its content (base64) or,
+// without content, its URL; a text document (plain text, Markdown, CSV, JSON,
+// XML, YAML, HTML, source code) as a plain-text source. A document's file
+// path is not read: the caller gives the content. Audio, video, other
+// document types and documents without content are refused before any
+// request is sent, with a [model.Error] of class [model.ClassBadRequest]
+// naming the medium.
+//
 // # Structured output
 //
 // A [model.ResponseFormat] is implemented as a forced tool call, which works

@@ -34,7 +34,7 @@ func (m *Model) newCall(req *model.Request) (*call, error) {
 	}
 	system, messages, err := encodeMessages(req.Messages)
 	if err != nil {
-		return nil, fmt.Errorf("encode anthropic request: %w", err)
+		return nil, requestError(fmt.Errorf("encode anthropic request: %w", err))
 	}
 	c := &call{params: sdk.MessageNewParams{
 		Model:     sdk.Model(m.id),
@@ -118,8 +118,11 @@ func encodeMessages(messages []*run.Message) ([]sdk.TextBlockParam, []sdk.Messag
 
 // userBlocks encodes a user message: its text, or its content parts (text
 // parts become text blocks, other parts are passed on as Anthropic content
-// blocks), then its images.
+// blocks), then its images and documents.
 func userBlocks(message *run.Message) ([]sdk.ContentBlockParamUnion, error) {
+	if err := rejectAudioAndVideo(message); err != nil {
+		return nil, err
+	}
 	var blocks []sdk.ContentBlockParamUnion
 	switch content := message.Content.(type) {
 	case nil:
@@ -141,6 +144,13 @@ func userBlocks(message *run.Message) ([]sdk.ContentBlockParamUnion, error) {
 	}
 	for _, image := range message.Images {
 		block, err := imageBlock(image)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, block)
+	}
+	for _, file := range message.Files {
+		block, err := documentBlock(file)
 		if err != nil {
 			return nil, err
 		}

@@ -159,7 +159,7 @@ func (a *toolCallAssembler) toolCalls() []run.ToolCall {
 func (m *Model) chatParams(req *model.Request, stream bool) (sdk.ChatCompletionNewParams, error) {
 	messages, err := chatMessages(req.Messages)
 	if err != nil {
-		return sdk.ChatCompletionNewParams{}, err
+		return sdk.ChatCompletionNewParams{}, m.requestError(err)
 	}
 	params := sdk.ChatCompletionNewParams{Model: shared.ChatModel(m.info.ID), Messages: messages}
 	if temperature := m.temperatureFor(req); temperature != nil {
@@ -248,11 +248,17 @@ func chatMessages(messages []*run.Message) ([]sdk.ChatCompletionMessageParamUnio
 }
 
 // chatUserMessage converts a user message: its text, or content parts when it
-// brings images or already holds a list of OpenAI content parts.
+// brings media or already holds a list of OpenAI content parts.
 func chatUserMessage(message *run.Message) (sdk.ChatCompletionMessageParamUnion, error) {
 	var user sdk.ChatCompletionMessageParamUnion
 	switch parts, isList := message.Content.([]any); {
-	case isList && len(message.Images) == 0:
+	case hasMedia(message):
+		content, err := chatContentParts(message)
+		if err != nil {
+			return user, err
+		}
+		user = sdk.UserMessage(content)
+	case isList:
 		raw, err := json.Marshal(parts)
 		if err != nil {
 			return user, fmt.Errorf("content parts: %w", err)
@@ -260,19 +266,6 @@ func chatUserMessage(message *run.Message) (sdk.ChatCompletionMessageParamUnion,
 		user = sdk.ChatCompletionMessageParamUnion{OfUser: &sdk.ChatCompletionUserMessageParam{
 			Content: param.Override[sdk.ChatCompletionUserMessageParamContentUnion](json.RawMessage(raw)),
 		}}
-	case len(message.Images) > 0:
-		var content []sdk.ChatCompletionContentPartUnionParam
-		if text := messageText(message); text != "" {
-			content = append(content, sdk.TextContentPart(text))
-		}
-		for _, image := range message.Images {
-			url, err := imageURL(image)
-			if err != nil {
-				return user, err
-			}
-			content = append(content, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url, Detail: image.Detail}))
-		}
-		user = sdk.UserMessage(content)
 	default:
 		user = sdk.UserMessage(messageText(message))
 	}
@@ -280,6 +273,40 @@ func chatUserMessage(message *run.Message) (sdk.ChatCompletionMessageParamUnion,
 		user.OfUser.Name = param.NewOpt(message.Name)
 	}
 	return user, nil
+}
+
+// chatContentParts is a user message as content parts: its text, then its
+// images, audio clips and documents.
+func chatContentParts(message *run.Message) ([]sdk.ChatCompletionContentPartUnionParam, error) {
+	if err := rejectVideos(message, chatAPIName); err != nil {
+		return nil, err
+	}
+	var content []sdk.ChatCompletionContentPartUnionParam
+	if text := messageText(message); text != "" {
+		content = append(content, sdk.TextContentPart(text))
+	}
+	for _, image := range message.Images {
+		url, err := imageURL(image)
+		if err != nil {
+			return nil, err
+		}
+		content = append(content, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url, Detail: image.Detail}))
+	}
+	for _, audio := range message.Audio {
+		part, err := chatAudioPart(audio)
+		if err != nil {
+			return nil, err
+		}
+		content = append(content, part)
+	}
+	for _, file := range message.Files {
+		part, err := chatFilePart(file)
+		if err != nil {
+			return nil, err
+		}
+		content = append(content, part)
+	}
+	return content, nil
 }
 
 // chatAssistantMessage converts an assistant message with its tool calls.

@@ -17,6 +17,21 @@
 // (text.format on the Responses API), strict as the request says. Schemas
 // keep their property order, which the model follows when it answers.
 //
+// # Media
+//
+// A user message's images are sent as image_url (input_image) parts. Its
+// documents ([run.File]) go as [model.DocumentOf] classifies them: a PDF as a
+// file part (input_file) carrying its content as a data URL and its name —
+// on the Responses API a PDF given only by URL goes as file_url — and a text
+// document (plain text, Markdown, CSV, JSON, XML, YAML, HTML, source code)
+// inline as a text part, <file name="notes.md">…</file>. Audio clips go as
+// input_audio parts on Chat Completions, in wav or mp3. Everything else is
+// refused before any request is sent, with a [model.Error] of class
+// [model.ClassBadRequest] naming the medium: other document types, audio on
+// the Responses API, video on both APIs, a document or clip without content
+// where content is needed. File paths are never read: the caller gives the
+// content.
+//
 // # Streaming
 //
 // [Model.Stream] yields a chunk per text or reasoning delta as it arrives

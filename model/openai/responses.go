@@ -206,7 +206,7 @@ func responsesUsage(usage responses.ResponseUsage) run.Metrics {
 func (m *Model) responsesParams(req *model.Request) (responses.ResponseNewParams, error) {
 	input, err := responsesInput(req.Messages)
 	if err != nil {
-		return responses.ResponseNewParams{}, err
+		return responses.ResponseNewParams{}, m.requestError(err)
 	}
 	params := responses.ResponseNewParams{
 		Model: m.info.ID,
@@ -298,11 +298,15 @@ func responsesInput(messages []*run.Message) (responses.ResponseInputParam, erro
 }
 
 // responsesUserMessage converts a user message, with its images as
-// input_image parts.
+// input_image parts and its documents as input_file or input_text parts.
+// The Responses API takes no audio or video input.
 func responsesUserMessage(message *run.Message) (responses.ResponseInputItemUnionParam, error) {
 	text := messageText(message)
-	if len(message.Images) == 0 {
+	if !hasMedia(message) {
 		return responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleUser), nil
+	}
+	if err := cmp.Or(rejectVideos(message, responsesAPIName), rejectResponsesAudio(message)); err != nil {
+		return responses.ResponseInputItemUnionParam{}, err
 	}
 	var content responses.ResponseInputMessageContentListParam
 	if text != "" {
@@ -315,6 +319,13 @@ func responsesUserMessage(message *run.Message) (responses.ResponseInputItemUnio
 		}
 		part := responses.ResponseInputContentParamOfInputImage(responses.ResponseInputImageDetail(cmp.Or(image.Detail, "auto")))
 		part.OfInputImage.ImageURL = param.NewOpt(url)
+		content = append(content, part)
+	}
+	for _, file := range message.Files {
+		part, err := responsesFilePart(file)
+		if err != nil {
+			return responses.ResponseInputItemUnionParam{}, err
+		}
 		content = append(content, part)
 	}
 	return responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser), nil
