@@ -271,3 +271,37 @@ func TestBackgroundRunThatCannotStartEndsInError(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, refused.StatusCode)
 	require.Contains(t, readAll(t, refused), "background runs need a database")
 }
+
+// TestShutdownSettlesBackgroundRuns: Shutdown cancels a running background
+// run and one waiting for a slot; both are stored CANCELLED before it
+// returns, and no accepted run is left PENDING or RUNNING.
+func TestShutdownSettlesBackgroundRuns(t *testing.T) {
+	started := make(chan struct{}, 1)
+	slow, err := tool.New(tool.Config{Name: "slow"}, func(ctx context.Context, _ struct{}) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	require.NoError(t, err)
+	s := newServer(t, []scripted.Reply{scripted.ToolCall("slow", `{}`)},
+		func(c *agent.Config, o *agentos.Config) {
+			c.Tools = []tool.Tool{slow}
+			o.BackgroundMaxConcurrency = 1
+		})
+	for _, session := range []string{"a", "b"} {
+		resp := s.postForm(t, "/agents/assistant/runs", url.Values{"message": {"go"}, "stream": {"false"}, "background": {"true"}, "session_id": {session}})
+		require.Equal(t, http.StatusAccepted, resp.StatusCode)
+		if session == "a" {
+			<-started
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, s.os.Shutdown(ctx))
+	for _, session := range []string{"a", "b"} {
+		runs, _, err := s.store.GetRuns(t.Context(), storageQuery(session))
+		require.NoError(t, err)
+		require.Len(t, runs, 1)
+		require.Equal(t, run.StatusCancelled, runs[0].Run.Status, session)
+	}
+}
