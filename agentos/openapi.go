@@ -233,6 +233,22 @@ var apiRoutes = []apiRoute{
 		},
 	},
 	{
+		method: "POST", path: "/agents/{agent_id}/runs/{run_id}/resume", id: "resume_agent_run", tag: "Agents",
+		summary: "Pick up a run's event stream again",
+		description: "An SSE stream of the run's events after last_event_index (every streamed event carries its event_index). " +
+			"A finished run: a `replay` frame, then the events. A run in flight: `catch_up` and the missed events, `subscribed`, " +
+			"then its live events until it ends, with a `: heartbeat` comment after 30 s of silence. A run no longer in the " +
+			"server's event stream is answered from the events stored on its row (agents with store_events). An unknown run, " +
+			"or one of another user, gets an `error` frame.",
+		form: []apiParam{
+			{name: "last_event_index", typ: "integer", def: -1, description: "The last event_index the client saw; -1 (or left out) for every event."},
+			{name: "session_id", typ: "string", description: "The session the run belongs to."},
+			{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
+		},
+		ok:     apiResponse{status: 200, description: "The run's event stream.", sse: true},
+		errors: []apiError{eAgentNotFound, eValidation},
+	},
+	{
 		method: "GET", path: "/agents/{agent_id}/runs/{run_id}/checkpoints", id: "list_agent_run_checkpoints", tag: "Agents",
 		summary: "The places a run can be continued from",
 		description: "Derived from the stored run: every message marked as a checkpoint (the last tool result of a batch), " +

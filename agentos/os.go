@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -57,7 +58,8 @@ type OS struct {
 	handler http.Handler
 	auth    *authenticator
 
-	slots chan struct{} // background run slots; nil when uncapped
+	slots  chan struct{} // background run slots; nil when uncapped
+	events *eventlog.Memory
 
 	mu       sync.Mutex
 	inflight map[string]*inflightRun // by run id
@@ -83,7 +85,8 @@ func New(cfg Config) (*OS, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{}}
+	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{},
+		events: eventlog.NewMemory(eventlog.MemoryConfig{Now: cfg.Now, Encode: encodeEvent})}
 	switch n := cfg.BackgroundMaxConcurrency; {
 	case n == 0:
 		o.slots = make(chan struct{}, defaultBackgroundMaxConcurrency)

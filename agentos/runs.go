@@ -23,6 +23,7 @@ func (o *OS) runEndpoints() []endpoint {
 		{"GET /agents/{agent_id}/runs/{run_id}", "agents", "read", "agent_id", o.handleGetRun},
 		{"POST /agents/{agent_id}/runs/{run_id}/cancel", "agents", "run", "agent_id", o.handleCancelRun},
 		{"POST /agents/{agent_id}/runs/{run_id}/continue", "agents", "run", "agent_id", o.handleContinueRun},
+		{"POST /agents/{agent_id}/runs/{run_id}/resume", "agents", "run", "agent_id", o.handleResumeRun},
 		{"GET /agents/{agent_id}/runs/{run_id}/checkpoints", "agents", "read", "agent_id", o.handleListCheckpoints},
 		{"GET /agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", "agents", "read", "agent_id", o.handleGetCheckpoint},
 	}
@@ -125,7 +126,11 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 		writeJSON(w, http.StatusOK, runSchema(out))
 		return
 	}
+	// Every streamed event goes through the event log, which numbers it
+	// (event_index) and keeps it for POST …/resume.
 	var sse *sseWriter
+	var last run.Event
+	defer func() { o.finishLogged(last, run.StatusCancelled) }()
 	for event, err := range events(ctx) {
 		if err != nil {
 			if sse == nil {
@@ -135,13 +140,44 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 			_ = sse.errorFrame(err.Error())
 			return
 		}
+		entry := o.events.Append(event)
+		last = event
 		if sse == nil {
 			sse = startSSE(w)
 		}
-		if sse.event(event) != nil {
+		if sse.entry(entry) != nil {
 			return // the client left; returning cancels the run
 		}
 	}
+}
+
+// finishLogged records in the event log how the run of its last event
+// ended: the status its terminal event names, else fallback (a stream that
+// stopped before its terminal event reached us).
+func (o *OS) finishLogged(last run.Event, fallback run.Status) {
+	if last == nil {
+		return
+	}
+	status, ok := terminalStatus(last)
+	if !ok {
+		status = fallback
+	}
+	o.events.Finish(last.Base().RunID, status)
+}
+
+// terminalStatus is the status a run's final event announces.
+func terminalStatus(e run.Event) (run.Status, bool) {
+	switch e.(type) {
+	case *run.RunCompleted:
+		return run.StatusCompleted, true
+	case *run.RunError:
+		return run.StatusError, true
+	case *run.RunCancelled:
+		return run.StatusCancelled, true
+	case *run.RunPaused:
+		return run.StatusPaused, true
+	}
+	return "", false
 }
 
 // writeRunError answers a run that could not start.

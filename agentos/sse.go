@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/run"
 )
 
@@ -29,14 +30,26 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 
 // event writes one run event: `event: Name`, then its compact JSON.
 func (s *sseWriter) event(e run.Event) error {
+	data, err := encodeEvent(e)
+	if err != nil {
+		return err
+	}
+	return s.frame(e.EventName(), data)
+}
+
+// entry writes an event the event log numbered and encoded.
+func (s *sseWriter) entry(e eventlog.Entry) error { return s.frame(e.Name, e.Data) }
+
+// encodeEvent is an event's frame data: compact JSON, null fields left out.
+func encodeEvent(e run.Event) ([]byte, error) {
 	data, err := json.Marshal(e)
 	if err == nil {
 		data, err = dropNulls(data)
 	}
 	if err != nil {
-		return fmt.Errorf("encode %s event: %w", e.EventName(), err)
+		return nil, fmt.Errorf("encode %s event: %w", e.EventName(), err)
 	}
-	return s.frame(e.EventName(), data)
+	return data, nil
 }
 
 // frame writes one named frame with a JSON payload.
@@ -51,4 +64,24 @@ func (s *sseWriter) frame(name string, data []byte) error {
 func (s *sseWriter) errorFrame(message string) error {
 	data, _ := json.Marshal(map[string]string{"event": "error", "error": message}) // strings always encode
 	return s.frame("error", data)
+}
+
+// control writes a control frame (replay, catch_up, subscribed): not a run
+// event, but named and JSON like one.
+func (s *sseWriter) control(name string, data map[string]any) error {
+	data["event"] = name
+	encoded, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode %s frame: %w", name, err)
+	}
+	return s.frame(name, encoded)
+}
+
+// comment writes an SSE comment line, which clients ignore: a heartbeat
+// that keeps proxies from closing an idle stream.
+func (s *sseWriter) comment(text string) error {
+	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
+		return err
+	}
+	return s.rc.Flush()
 }

@@ -1,4 +1,15 @@
-// Package eventlog is the per-run indexed event log: every event of a run gets
-// a strictly increasing event_index, is appended, can be replayed after an
-// index and tailed live. Backends: memory, database, Redis.
+// Package eventlog numbers a run's events and lets clients replay and follow
+// them: the event stream behind AgentOS's SSE answers and POST …/resume.
+//
+// Every event appended for a run gets the run's next event_index, written
+// onto the event itself, so events stored on the run row keep the same
+// numbers. Indices increase strictly per run and may have gaps (a retried
+// attempt keeps the counter). A run is over when its status is terminal,
+// never because some index was reached.
+//
+// [Memory] keeps the streams of the runs executing in this process, and
+// those of recently finished runs for a while, so a client that lost its
+// connection can resume. It is the transport, not the record: the run row in
+// the database stays the truth, and a stream that is gone is answered from
+// the events stored there.
 package eventlog
