@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -90,45 +91,22 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 }
 
 // callModel sends the conversation to the model, streaming deltas to the
-// consumer when there is one, and records the usage.
+// consumer when there is one, and records the usage. Under a journal the
+// call is one step: a call that completed before a crash is not repeated.
 func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, error) {
 	req := &model.Request{Messages: st.messages, Tools: st.p.toolDefs}
 	if schema := st.schema; schema != nil {
 		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: schema.strict}
 	}
 	var resp *model.Response
-	if st.em.streaming() {
-		for chunk, err := range a.cfg.Model.Stream(ctx, req) {
-			if err != nil {
-				return nil, err
-			}
-			if chunk.Response != nil {
-				resp = chunk.Response
-				break
-			}
-			if chunk.ContentDelta != "" || chunk.ReasoningDelta != "" {
-				st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
-				content := &run.RunContent{ReasoningContent: chunk.ReasoningDelta, ContentType: st.contentType()}
-				if chunk.ContentDelta != "" {
-					content.Content = chunk.ContentDelta
-				}
-				if !st.em.emit(content) {
-					return nil, context.Canceled
-				}
-			}
-		}
-		if resp == nil {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%s: the stream ended without a final reply", st.p.info.Provider)
-		}
+	var err error
+	if journal, ok := run.JournalFrom(ctx); ok {
+		resp, err = a.journaledModelCall(ctx, journal, st, req)
 	} else {
-		var err error
-		if resp, err = a.cfg.Model.Invoke(ctx, req); err != nil {
-			return nil, err
-		}
-		st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
+		resp, err = a.modelCall(ctx, st, req)
+	}
+	if err != nil {
+		return nil, err
 	}
 	usage := run.ModelMetrics{Metrics: resp.Usage, ID: st.p.info.ID, Provider: st.p.info.Provider}
 	if usage.Cost == nil {
@@ -136,6 +114,87 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 	}
 	st.out.Metrics.AddModelUsage(run.ModelTypeModel, usage)
 	return resp, nil
+}
+
+// modelCall makes one model call, streaming its deltas when someone listens.
+func (a *Agent) modelCall(ctx context.Context, st *runState, req *model.Request) (*model.Response, error) {
+	if !st.em.streaming() {
+		resp, err := a.cfg.Model.Invoke(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
+		return resp, nil
+	}
+	for chunk, err := range a.cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		if chunk.Response != nil {
+			return chunk.Response, nil
+		}
+		if chunk.ContentDelta != "" || chunk.ReasoningDelta != "" {
+			st.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
+			content := &run.RunContent{ReasoningContent: chunk.ReasoningDelta, ContentType: st.contentType()}
+			if chunk.ContentDelta != "" {
+				content.Content = chunk.ContentDelta
+			}
+			if !st.em.emit(content) {
+				return nil, context.Canceled
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%s: the stream ended without a final reply", st.p.info.Provider)
+}
+
+// journaledStep is a model call as a journal records it: the reply, or the
+// error with its class, so a replayed failure is retried (or not) as the
+// original was.
+type journaledStep struct {
+	Response *model.Response `json:"response,omitempty"`
+	Error    *model.Error    `json:"error,omitempty"`
+	Message  string          `json:"message,omitempty"`
+}
+
+// journaledModelCall makes the model call as a journal step.
+func (a *Agent) journaledModelCall(ctx context.Context, journal run.Journal, st *runState, req *model.Request) (*model.Response, error) {
+	data, err := journal.Step(ctx, "model", func(ctx context.Context) ([]byte, error) {
+		resp, err := a.modelCall(ctx, st, req)
+		var record journaledStep
+		var classified *model.Error
+		switch {
+		case err == nil:
+			record.Response = resp
+		case ctx.Err() != nil:
+			return nil, err // cancelled: nothing to record, the step did not finish
+		case errors.As(err, &classified):
+			copied := *classified
+			copied.Err = nil
+			record.Error = &copied
+		default:
+			record.Message = err.Error()
+		}
+		return json.Marshal(record)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var record journaledStep
+	if err := json.Unmarshal(data, &record); err != nil {
+		return nil, fmt.Errorf("journaled model call: %w", err)
+	}
+	switch {
+	case record.Error != nil:
+		return nil, record.Error
+	case record.Message != "":
+		return nil, errors.New(record.Message)
+	case record.Response == nil:
+		return nil, errors.New("journaled model call: no reply recorded")
+	}
+	return record.Response, nil
 }
 
 // contentType names what the run answers: its schema's name, or "str".

@@ -21,7 +21,9 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 		st.em.emit(&run.ToolCallStarted{Tool: &run.ToolExecution{ToolCallID: call.ID, ToolName: call.Function.Name,
 			ToolArgs: parseArgs(call.Function.Arguments), CreatedAt: a.cfg.Now().Unix()}})
 	}
-	outcomes := tool.Execute(ctx, st.p.tools, calls, tool.ExecuteOptions{Limit: a.cfg.ToolCallLimit, Used: st.toolCalls, Now: a.cfg.Now})
+	journal, _ := run.JournalFrom(ctx)
+	outcomes := tool.Execute(ctx, st.p.tools, calls, tool.ExecuteOptions{Limit: a.cfg.ToolCallLimit, Used: st.toolCalls, Now: a.cfg.Now,
+		RunID: st.out.RunID, Journal: journal})
 	paused := false
 	for _, outcome := range outcomes {
 		if outcome.Counted {
@@ -152,7 +154,9 @@ func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
 // confirmation and user-input pause, and records the result on t.
 func (a *Agent) callTool(ctx context.Context, st *runState, t *run.ToolExecution) {
 	call := run.ToolCall{ID: t.ToolCallID, Type: "function", Function: run.ToolCallFunction{Name: t.ToolName, Arguments: encodeArgs(t.ToolArgs)}}
-	outcome := tool.Execute(ctx, st.p.tools, []run.ToolCall{call}, tool.ExecuteOptions{Resolved: true, Now: a.cfg.Now})[0]
+	journal, _ := run.JournalFrom(ctx)
+	outcome := tool.Execute(ctx, st.p.tools, []run.ToolCall{call}, tool.ExecuteOptions{Resolved: true, Now: a.cfg.Now,
+		RunID: st.out.RunID, Journal: journal})[0]
 	t.Result, t.ToolCallError, t.Metrics = outcome.Execution.Result, outcome.Execution.ToolCallError, outcome.Execution.Metrics
 }
 

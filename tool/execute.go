@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,6 +44,15 @@ type ExecuteOptions struct {
 	// Now is the clock for created_at and metrics; the calls' goroutines
 	// read it concurrently. Defaults to time.Now.
 	Now func() time.Time
+	// RunID names the run the calls belong to: each call's ctx carries the
+	// idempotency key "<RunID>:<tool_call_id>" ([run.StepKey]) unless a
+	// journal gives its own. Defaults to "": no key.
+	RunID string
+	// Journal, when set, runs each call as a journaled step (all at once,
+	// MaxParallel ignored): a call whose step completed before is not run
+	// again; its recorded execution is returned, its error as a message.
+	// Defaults to nil.
+	Journal run.Journal
 }
 
 // Outcome is what became of one tool call of a batch.
@@ -85,11 +95,6 @@ func Execute(ctx context.Context, tools *Set, calls []run.ToolCall, opts Execute
 		now = time.Now
 	}
 	outcomes := make([]Outcome, len(calls))
-	type job struct {
-		index int
-		tool  Tool
-		args  json.RawMessage
-	}
 	var jobs []job
 	used := opts.Used
 	for i, call := range calls {
@@ -143,10 +148,20 @@ func Execute(ctx context.Context, tools *Set, calls []run.ToolCall, opts Execute
 		jobs = append(jobs, job{index: i, tool: t, args: args})
 	}
 
+	if opts.Journal != nil {
+		executeJournaled(ctx, opts.Journal, outcomes, jobs, now)
+		return outcomes
+	}
+	keyed := func(out *Outcome) context.Context {
+		if opts.RunID == "" {
+			return ctx
+		}
+		return run.WithStepKey(ctx, opts.RunID+":"+out.Call.ID)
+	}
 	if len(jobs) == 1 && ctx.Err() == nil {
 		// One call, the common case: run it here, without a goroutine.
 		out := &outcomes[jobs[0].index]
-		out.execute(ctx, jobs[0].tool, jobs[0].args, now)
+		out.execute(keyed(out), jobs[0].tool, jobs[0].args, now)
 		return outcomes
 	}
 	limit := opts.MaxParallel
@@ -163,11 +178,67 @@ func Execute(ctx context.Context, tools *Set, calls []run.ToolCall, opts Execute
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			out.execute(ctx, j.tool, j.args, now)
+			out.execute(keyed(out), j.tool, j.args, now)
 		})
 	}
 	wg.Wait()
 	return outcomes
+}
+
+// job is a call of a batch that runs: its position, tool and arguments.
+type job struct {
+	index int
+	tool  Tool
+	args  json.RawMessage
+}
+
+// journaledCall is what a journal records of one tool call: enough to
+// rebuild its execution without running it again.
+type journaledCall struct {
+	Result        *string              `json:"result,omitempty"`
+	ToolCallError *bool                `json:"tool_call_error,omitempty"`
+	Metrics       *run.ToolCallMetrics `json:"metrics,omitempty"`
+	Error         string               `json:"error,omitempty"`
+}
+
+// executeJournaled runs the jobs as one batch of journaled steps and fills
+// their outcomes from the records.
+func executeJournaled(ctx context.Context, journal run.Journal, outcomes []Outcome, jobs []job, now func() time.Time) {
+	if len(jobs) == 0 {
+		return
+	}
+	names := make([]string, len(jobs))
+	fns := make([]run.StepFunc, len(jobs))
+	for i, j := range jobs {
+		call := outcomes[j.index].Call
+		names[i] = "tool:" + call.Function.Name
+		fns[i] = func(ctx context.Context) ([]byte, error) {
+			probe := Outcome{Call: call, Execution: &run.ToolExecution{ToolName: call.Function.Name}}
+			probe.execute(ctx, j.tool, j.args, now)
+			record := journaledCall{Result: probe.Execution.Result, ToolCallError: probe.Execution.ToolCallError, Metrics: probe.Execution.Metrics}
+			if probe.Err != nil {
+				record.Error = probe.Err.Error()
+			}
+			return json.Marshal(record)
+		}
+	}
+	results, errs := journal.Steps(ctx, names, fns)
+	for i, j := range jobs {
+		out := &outcomes[j.index]
+		var record journaledCall
+		err := errs[i]
+		if err == nil {
+			err = json.Unmarshal(results[i], &record)
+		}
+		if err != nil {
+			out.fail(fmt.Errorf("tool call %s: %w", out.Execution.ToolName, err))
+			continue
+		}
+		out.Execution.Result, out.Execution.ToolCallError, out.Execution.Metrics = record.Result, record.ToolCallError, record.Metrics
+		if record.Error != "" {
+			out.Err = errors.New(record.Error)
+		}
+	}
 }
 
 // acquire takes a slot, or reports false once ctx is done.

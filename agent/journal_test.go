@@ -1,0 +1,132 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/model/scripted"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/tool"
+)
+
+// memoryJournal records step results by their number, as a durable engine
+// does: a re-executed run numbers its steps the same way and gets the
+// recorded results back without running them.
+type memoryJournal struct {
+	runID string
+
+	mu      sync.Mutex
+	next    int
+	records map[int][]byte
+	ran     []string // names of the steps actually run
+}
+
+func newMemoryJournal(runID string) *memoryJournal {
+	return &memoryJournal{runID: runID, records: map[int][]byte{}}
+}
+
+// restart begins a re-execution: numbering starts over, records stay.
+func (j *memoryJournal) restart() { j.mu.Lock(); j.next = 0; j.mu.Unlock() }
+
+func (j *memoryJournal) take() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.next++
+	return j.next
+}
+
+func (j *memoryJournal) run(ctx context.Context, n int, name string, fn run.StepFunc) ([]byte, error) {
+	j.mu.Lock()
+	recorded, ok := j.records[n]
+	j.mu.Unlock()
+	if ok {
+		return recorded, nil
+	}
+	out, err := fn(run.WithStepKey(ctx, fmt.Sprintf("%s:%d", j.runID, n)))
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	j.records[n] = out
+	j.ran = append(j.ran, name)
+	j.mu.Unlock()
+	return out, nil
+}
+
+func (j *memoryJournal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byte, error) {
+	return j.run(ctx, j.take(), name, fn)
+}
+
+func (j *memoryJournal) Steps(ctx context.Context, names []string, fns []run.StepFunc) ([][]byte, []error) {
+	numbers := make([]int, len(fns))
+	for i := range fns {
+		numbers[i] = j.take()
+	}
+	results, errs := make([][]byte, len(fns)), make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i := range fns {
+		wg.Go(func() { results[i], errs[i] = j.run(ctx, numbers[i], names[i], fns[i]) })
+	}
+	wg.Wait()
+	return results, errs
+}
+
+// TestJournaledRunDoesNotRepeatCompletedSteps: a run crashes (its context is
+// cancelled) while its second model call is in flight. Re-executed with the
+// same journal, the first model call and the tool call — a side effect — are
+// not repeated; the run completes from where it stopped.
+func TestJournaledRunDoesNotRepeatCompletedSteps(t *testing.T) {
+	var charges atomic.Int32
+	var keys []string
+	charge, err := tool.New(tool.Config{Name: "charge"}, func(ctx context.Context, _ struct{}) (string, error) {
+		charges.Add(1)
+		keys = append(keys, run.StepKey(ctx))
+		return "charged", nil
+	})
+	require.NoError(t, err)
+	crash, cancelCrash := context.WithCancel(t.Context())
+	b := setup(t, []scripted.Reply{
+		scripted.ToolCall("charge", `{}`),
+		scripted.Respond(func(*model.Request) scripted.Reply { cancelCrash(); return scripted.Reply{Err: context.Canceled} }),
+		scripted.Text("Charged once."),
+	}, func(c *agent.Config) { c.Tools = []tool.Tool{charge} })
+
+	journal := newMemoryJournal("r1")
+	in := &run.Input{InputContent: "charge me", RunID: "r1", SessionID: "s1"}
+	first, _ := b.agent.Run(run.WithJournal(crash, journal), in)
+	require.Equal(t, run.StatusCancelled, first.Status)
+	require.Equal(t, []string{"model", "tool:charge"}, journal.ran, "the crashed model call recorded nothing")
+
+	journal.restart()
+	out, err := b.agent.Run(run.WithJournal(t.Context(), journal), in)
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCompleted, out.Status)
+	require.Equal(t, "Charged once.", out.Content)
+	require.Equal(t, int32(1), charges.Load(), "the completed tool call is not repeated")
+	require.Equal(t, []string{"r1:2"}, keys, "the tool saw its step's idempotency key")
+	require.Len(t, b.model.Requests(), 3, "model calls: the first, the crashed one, the one after restart")
+	require.Equal(t, "charged", *out.Tools[0].Result, "the replayed tool result is on the run")
+}
+
+// TestToolsGetAnIdempotencyKeyWithoutAJournal: outside the durable queue a
+// tool's key is run id and tool call id.
+func TestToolsGetAnIdempotencyKeyWithoutAJournal(t *testing.T) {
+	var key string
+	probe, err := tool.New(tool.Config{Name: "probe"}, func(ctx context.Context, _ struct{}) (string, error) {
+		key = run.StepKey(ctx)
+		return "ok", nil
+	})
+	require.NoError(t, err)
+	b := setup(t, []scripted.Reply{scripted.ToolCall("probe", `{}`), scripted.Text("done")},
+		func(c *agent.Config) { c.Tools = []tool.Tool{probe} })
+	out, err := b.agent.Run(t.Context(), &run.Input{InputContent: "go", RunID: "r9"})
+	require.NoError(t, err)
+	require.Equal(t, "r9:"+out.Tools[0].ToolCallID, key)
+}
