@@ -132,8 +132,9 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	// With PersistOnStart the RUNNING row is written before RunStarted goes
 	// out, so a client reacting to RunStarted finds the session and the run.
 	started := &run.RunStarted{Model: st.p.info.ID, ModelProvider: st.p.info.Provider}
+	st.persist = in.PersistOnStart
 	err = a.buildMessages(ctx, st, in)
-	if err == nil && in.PersistOnStart {
+	if err == nil && st.persist {
 		err = a.saveRunning(ctx, st)
 	}
 	st.em.emit(started)

@@ -128,7 +128,8 @@ func (a *Agent) save(ctx context.Context, st *runState) error {
 	return nil
 }
 
-// saveRunning writes the run as it starts, status RUNNING.
+// saveRunning writes the run in flight, status RUNNING: as it starts and
+// after each tool batch.
 func (a *Agent) saveRunning(ctx context.Context, st *runState) error {
 	st.out.Messages = st.ownMessages()
 	return a.save(ctx, st)

@@ -25,6 +25,9 @@ type runState struct {
 	// schema is the structured answer the run asks for: the run's own
 	// output schema, else the agent's; nil for a text answer.
 	schema *OutputSchema
+	// persist saves the run as it progresses: RUNNING at its start and
+	// after every tool batch ([run.Input.PersistOnStart]).
+	persist bool
 }
 
 // ownMessages returns the messages that belong to the run (history left out).

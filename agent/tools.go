@@ -43,6 +43,13 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	if st.persist && !paused {
+		// The tool results are saved as they come: readers see the run
+		// progress, and a crash keeps them.
+		if err := a.saveRunning(ctx, st); err != nil {
+			return false, err
+		}
+	}
 	if paused {
 		return false, errPaused
 	}

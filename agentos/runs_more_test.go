@@ -305,3 +305,30 @@ func TestShutdownSettlesBackgroundRuns(t *testing.T) {
 		require.Equal(t, run.StatusCancelled, runs[0].Run.Status, session)
 	}
 }
+
+// TestRunRowProgresses: a run's row is RUNNING from its start and updated
+// after each tool batch, so a reader sees finished tool calls while the run
+// is still going.
+func TestRunRowProgresses(t *testing.T) {
+	first, err := tool.New(tool.Config{Name: "first"}, func(context.Context, struct{}) (string, error) { return "one", nil })
+	require.NoError(t, err)
+	started, release := make(chan struct{}), make(chan struct{})
+	second, err := tool.New(tool.Config{Name: "second"}, func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-release
+		return "two", nil
+	})
+	require.NoError(t, err)
+	s := newServer(t, []scripted.Reply{scripted.ToolCall("first", `{}`), scripted.ToolCall("second", `{}`), scripted.Text("done")},
+		func(c *agent.Config, _ *agentos.Config) { c.Tools = []tool.Tool{first, second} })
+	accepted := decode[map[string]any](t, s.postForm(t, "/agents/assistant/runs", url.Values{"message": {"go"}, "stream": {"false"}, "background": {"true"}, "session_id": {"p"}}))
+	runID := accepted["run_id"].(string)
+	<-started
+	mid := decode[map[string]any](t, s.get(t, "/agents/assistant/runs/"+runID+"?session_id=p"))
+	require.Equal(t, "RUNNING", mid["status"])
+	tools := mid["tools"].([]any)
+	require.Len(t, tools, 1, "the finished batch is stored; the one in flight is not")
+	require.Equal(t, "one", tools[0].(map[string]any)["result"])
+	close(release)
+	require.Equal(t, "COMPLETED", pollRun(t, s, runID, "p")["status"])
+}
