@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/run"
-	"github.com/agnogo/agnogo/storage"
 )
 
 // Background runs (background=true; runtime.md §15): the run is recorded as
@@ -35,6 +35,10 @@ const settleTimeout = 10 * time.Second
 func (o *OS) startBackground(w http.ResponseWriter, r *http.Request, runner run.Runner, in *run.Input, stream bool) {
 	if o.cfg.Store == nil {
 		writeError(w, http.StatusBadRequest, "background runs need a database to record them in; configure a db, or send background=false")
+		return
+	}
+	if o.cfg.Queue != nil {
+		o.startDurable(w, r, runner, in, stream)
 		return
 	}
 	// The run outlives the request but keeps its values (the caller's identity).
@@ -66,23 +70,63 @@ func (o *OS) startBackground(w http.ResponseWriter, r *http.Request, runner run.
 	}
 }
 
+// startDurable submits a background run to the durable queue and answers
+// 202, or follows the run's events with stream=true.
+func (o *OS) startDurable(w http.ResponseWriter, r *http.Request, runner run.Runner, in *run.Input, stream bool) {
+	key := r.Header.Get("Idempotency-Key")
+	accepted, err := o.cfg.Queue.Submit(r.Context(), durable.Submission{AgentID: runner.ID(), Input: in, Stream: stream, IdempotencyKey: key})
+	switch {
+	case errors.Is(err, durable.ErrInvalidKey):
+		writeValidation(w, validationIssue{Loc: []string{"header", "Idempotency-Key"}, Msg: err.Error(), Type: "string_too_long"})
+		return
+	case errors.Is(err, durable.ErrIdempotencyConflict):
+		writeError(w, http.StatusConflict, err.Error()+"; send a new Idempotency-Key for a different request")
+		return
+	case errors.Is(err, durable.ErrQueueFull):
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, err.Error()+"; retry later")
+		return
+	case err != nil:
+		o.writeRunError(w, r, err)
+		return
+	}
+	status := run.StatusPending
+	if accepted.Duplicate {
+		if rec, err := o.cfg.Store.GetRun(r.Context(), accepted.RunID, in.UserID); err == nil {
+			status = rec.Run.Status
+		}
+	}
+	if !stream {
+		writeJSON(w, http.StatusAccepted, map[string]any{"run_id": accepted.RunID, "session_id": accepted.SessionID, "status": status})
+		return
+	}
+	items, ok := o.events.Follow(r.Context(), accepted.RunID, -1, heartbeatInterval)
+	sse := startSSE(w)
+	if !ok {
+		if rec, err := o.cfg.Store.GetRun(r.Context(), accepted.RunID, in.UserID); err == nil {
+			replayStored(sse, rec.Run, -1)
+		} else {
+			_ = sse.errorFrame("the run's events are no longer available; read it with GET …/runs/" + accepted.RunID)
+		}
+		return
+	}
+	for item := range items {
+		var err error
+		if item.Idle {
+			err = sse.comment("keepalive")
+		} else {
+			err = sse.entry(item.Entry)
+		}
+		if err != nil {
+			return // the client left; the run goes on
+		}
+	}
+}
+
 // savePending writes the run's PENDING row, creating its session when it
 // is new.
 func (o *OS) savePending(ctx context.Context, runner run.Runner, in *run.Input) error {
-	now := o.cfg.Now().Unix()
-	rec := storage.RunRecord{SessionID: in.SessionID, UserID: in.UserID, Run: &run.Output{
-		RunID: in.RunID, AgentID: runner.ID(), AgentName: runner.Name(), SessionID: in.SessionID, UserID: in.UserID,
-		Input: in, Status: run.StatusPending, Metadata: in.Metadata, CreatedAt: now,
-	}}
-	_, err := o.cfg.Store.GetSession(ctx, in.SessionID, storage.GetSessionOptions{UserID: in.UserID})
-	switch {
-	case err == nil:
-		_, err = o.cfg.Store.UpsertRun(ctx, rec)
-	case errors.Is(err, storage.ErrNotFound):
-		session := &storage.Session{SessionID: in.SessionID, SessionType: storage.SessionTypeAgent, AgentID: runner.ID(), UserID: in.UserID}
-		_, _, err = o.cfg.Store.SaveRun(ctx, session, rec)
-	}
-	return err
+	return durable.RecordPending(ctx, o.cfg.Store, runner, in, o.cfg.Now())
 }
 
 // runBackground waits for a slot, executes the run and makes sure it ends

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -38,9 +39,18 @@ type Config struct {
 	CORSAllowedOrigins []string
 	// Version is reported by /info. Defaults to "dev".
 	Version string
+	// Queue, when set, runs background runs (background=true) durably: they
+	// survive a crash or restart of the server, the runs of one session
+	// execute in submission order, and Idempotency-Key is honoured. Without
+	// one, background runs execute in this process only. Its event log must
+	// be Events.
+	Queue *durable.Queue
+	// Events numbers and keeps the runs' streamed events for POST …/resume.
+	// Defaults to a new in-memory log; set it when a Queue shares it.
+	Events *eventlog.Memory
 	// BackgroundMaxConcurrency caps how many background runs (background=true)
-	// execute at once; the others wait, PENDING, in submission order. Zero
-	// means 32; a negative value removes the cap.
+	// execute at once without a Queue; the others wait, PENDING, in
+	// submission order. Zero means 32; a negative value removes the cap.
 	BackgroundMaxConcurrency int
 	// Logger receives request and run logs. Defaults to slog.Default().
 	Logger *slog.Logger
@@ -86,7 +96,10 @@ func New(cfg Config) (*OS, error) {
 		cfg.Now = time.Now
 	}
 	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{},
-		events: eventlog.NewMemory(eventlog.MemoryConfig{Now: cfg.Now, Encode: encodeEvent})}
+		events: cfg.Events}
+	if o.events == nil {
+		o.events = eventlog.NewMemory(eventlog.MemoryConfig{Now: cfg.Now, Encode: encodeEvent})
+	}
 	switch n := cfg.BackgroundMaxConcurrency; {
 	case n == 0:
 		o.slots = make(chan struct{}, defaultBackgroundMaxConcurrency)

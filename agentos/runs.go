@@ -320,9 +320,18 @@ func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if o.cfg.Store != nil {
-		if _, ok := o.storedRun(w, r, runner); ok {
-			writeJSON(w, http.StatusOK, map[string]any{}) // already over: nothing to cancel
+		if _, ok := o.storedRun(w, r, runner); !ok {
+			return
 		}
+		if o.cfg.Queue != nil {
+			// Queued, or executing under the durable queue (here or on another
+			// replica).
+			if _, err := o.cfg.Queue.Cancel(r.Context(), runID); err != nil {
+				o.writeStoreError(w, r, err)
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{}) // over already, or cancelled
 		return
 	}
 	writeError(w, http.StatusNotFound, "Run not found")

@@ -85,3 +85,10 @@ func (s *sseWriter) comment(text string) error {
 	}
 	return s.rc.Flush()
 }
+
+// NewEventLog returns an event log that encodes events as AgentOS streams
+// them. Pass the same log as Config.Events and to a durable queue, so the
+// runs the queue executes stream and resume like the others.
+func NewEventLog() *eventlog.Memory {
+	return eventlog.NewMemory(eventlog.MemoryConfig{Encode: encodeEvent})
+}

@@ -1,5 +1,18 @@
-// Package durable executes background runs on DBOS Transact: acceptance with a
-// PENDING run row, bounded concurrency, idempotency keys, per-session FIFO,
-// cancellation from any replica, crash recovery and a step journal, so every
-// accepted run reaches a visible terminal state.
+// Package durable runs background runs on a durable queue, so an accepted
+// run is never lost: it survives a crash or a restart of the process that
+// accepted it and reaches a visible terminal state.
+//
+// The engine is DBOS Transact, on the same database as the runs (SQLite or
+// Postgres). A run is a DBOS workflow on one queue, partitioned by session,
+// so the runs of a session execute one at a time in submission order while
+// different sessions run concurrently. Inside the workflow every model call
+// and every tool call is a step ([run.Journal]): when a run is re-executed
+// after a crash, the steps that completed are not repeated.
+//
+// Accepting a run writes its PENDING row, then enqueues it; the answer names
+// the run only once both are done. A process that restarts with the same
+// executor id picks up its unfinished runs: with MaxAttempts 1 (the default,
+// at most once) they end ERROR with a message saying how to run them again;
+// with MaxAttempts 2 or more they continue from their last completed step,
+// announced by a RunRetry event.
 package durable

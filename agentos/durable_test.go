@@ -1,0 +1,147 @@
+package agentos_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/agentos"
+	"github.com/agnogo/agnogo/durable"
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/model/scripted"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage/sqlite"
+	"github.com/agnogo/agnogo/tool"
+)
+
+// newDurableServer is newServer with background runs on the durable queue.
+func newDurableServer(t *testing.T, replies []scripted.Reply, tools []tool.Tool, configure func(*durable.Config)) *server {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "os.db")
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	m := scripted.New(replies)
+	a, err := agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: m, Store: store, Tools: tools})
+	require.NoError(t, err)
+	events := agentos.NewEventLog()
+	qcfg := durable.Config{DatabaseURL: "sqlite:file:" + path, Store: store, Runners: []run.Runner{a}, Events: events,
+		ExecutorID: "test", PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if configure != nil {
+		configure(&qcfg)
+	}
+	q, err := durable.New(t.Context(), qcfg)
+	require.NoError(t, err)
+	require.NoError(t, q.Launch())
+	t.Cleanup(func() { _ = q.Shutdown(time.Second) })
+	os, err := agentos.New(agentos.Config{Store: store, Runners: []run.Runner{a}, Queue: q, Events: events})
+	require.NoError(t, err)
+	ts := httptest.NewServer(os)
+	t.Cleanup(ts.Close)
+	return &server{Server: ts, model: m, store: store, os: os}
+}
+
+// postBackground submits a background run with an optional Idempotency-Key.
+func (s *server) postBackground(t *testing.T, fields url.Values, key string) *http.Response {
+	t.Helper()
+	fields.Set("background", "true")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+"/agents/assistant/runs", strings.NewReader(fields.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestDurableBackgroundRunOverHTTP(t *testing.T) {
+	s := newDurableServer(t, []scripted.Reply{{Content: "queued and done", Chunks: 3}}, nil, nil)
+	resp := s.postBackground(t, url.Values{"message": {"hi"}, "stream": {"false"}, "session_id": {"s1"}}, "key-1")
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	accepted := decode[map[string]any](t, resp)
+	require.Equal(t, "PENDING", accepted["status"])
+	runID := accepted["run_id"].(string)
+
+	again := s.postBackground(t, url.Values{"message": {"hi"}, "stream": {"false"}, "session_id": {"s1"}}, "key-1")
+	require.Equal(t, http.StatusAccepted, again.StatusCode)
+	require.Equal(t, runID, decode[map[string]any](t, again)["run_id"], "the same Idempotency-Key names the same run")
+
+	out := pollRun(t, s, runID, "s1")
+	require.Equal(t, "COMPLETED", out["status"])
+	require.Equal(t, "queued and done", out["content"])
+	require.Len(t, s.model.Requests(), 1, "one run, one model call")
+
+	conflict := s.postBackground(t, url.Values{"message": {"hi"}, "session_id": {"s1"}}, "key-1")
+	require.Equal(t, http.StatusConflict, conflict.StatusCode, "the same key in the other stream mode")
+	long := s.postBackground(t, url.Values{"message": {"hi"}, "stream": {"false"}}, strings.Repeat("k", 513))
+	require.Equal(t, http.StatusUnprocessableEntity, long.StatusCode)
+
+	// Resume returns exactly the events after last_event_index.
+	frames := readFrames(t, s.postForm(t, "/agents/assistant/runs/"+runID+"/resume", url.Values{"last_event_index": {"1"}, "session_id": {"s1"}}).Body)
+	require.Equal(t, "replay", frames[0].event)
+	got := indices(t, frames)
+	require.Equal(t, int64(2), got[0])
+	require.Equal(t, "RunCompleted", frames[len(frames)-1].event)
+}
+
+func TestDurableQueueDepthFIFOAndCancel(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	started, release := make(chan struct{}, 8), make(chan struct{})
+	work, err := tool.New(tool.Config{Name: "work"}, func(ctx context.Context, _ struct{}) (string, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "ok", nil
+	})
+	require.NoError(t, err)
+	reply := func(text string) scripted.Reply {
+		return scripted.Respond(func(*model.Request) scripted.Reply {
+			mu.Lock()
+			order = append(order, text)
+			mu.Unlock()
+			return scripted.Text(text)
+		})
+	}
+	s := newDurableServer(t, []scripted.Reply{scripted.ToolCall("work", `{}`), reply("first"), reply("second"), reply("third")},
+		[]tool.Tool{work}, func(c *durable.Config) { c.MaxQueueDepth = 3 })
+	var ids []string
+	for i, msg := range []string{"one", "two", "three"} {
+		resp := s.postBackground(t, url.Values{"message": {msg}, "stream": {"false"}, "session_id": {"fifo"}}, "")
+		require.Equal(t, http.StatusAccepted, resp.StatusCode)
+		ids = append(ids, decode[map[string]any](t, resp)["run_id"].(string))
+		if i == 0 {
+			<-started
+		}
+	}
+	full := s.postBackground(t, url.Values{"message": {"four"}, "stream": {"false"}, "session_id": {"other"}}, "")
+	require.Equal(t, http.StatusTooManyRequests, full.StatusCode)
+	require.NotEmpty(t, full.Header.Get("Retry-After"))
+
+	// Cancel the last queued run; the first two finish in order.
+	require.Equal(t, http.StatusOK, s.postForm(t, "/agents/assistant/runs/"+ids[2]+"/cancel", url.Values{"session_id": {"fifo"}}).StatusCode)
+	require.Equal(t, "CANCELLED", pollRun(t, s, ids[2], "fifo")["status"])
+	close(release)
+	require.Equal(t, "first", pollRun(t, s, ids[0], "fifo")["content"])
+	require.Equal(t, "second", pollRun(t, s, ids[1], "fifo")["content"])
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"first", "second"}, order, "one session's runs execute in submission order")
+}

@@ -1,0 +1,311 @@
+package durable
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	// SQLite support for DBOS, on modernc.org/sqlite like the run store.
+	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite"
+
+	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultMaxConcurrency is how many runs one process executes at once.
+	DefaultMaxConcurrency = 32
+	// DefaultMaxQueueDepth is how many runs may wait before submissions are
+	// refused with [ErrQueueFull].
+	DefaultMaxQueueDepth = 1000
+	// DefaultMaxAttempts is how many times a run is started: once.
+	DefaultMaxAttempts = 1
+	// DefaultApplicationVersion tags the workflows this build runs. Recovery
+	// only picks up workflows of the same version, so it changes only when
+	// the workflow code changes incompatibly.
+	DefaultApplicationVersion = "runs-v1"
+	// DefaultPollInterval is how often an idle queue looks for work.
+	DefaultPollInterval = 50 * time.Millisecond
+	// MaxIdempotencyKeyLength bounds an Idempotency-Key.
+	MaxIdempotencyKeyLength = 512
+)
+
+// queueName is the one queue background runs go through.
+const queueName = "agent-runs"
+
+// Errors of [Queue.Submit]. Match them with errors.Is.
+var (
+	// ErrQueueFull: MaxQueueDepth runs are waiting already.
+	ErrQueueFull = errors.New("the background queue is full")
+	// ErrIdempotencyConflict: the Idempotency-Key was used for another
+	// agent, or for the other stream mode.
+	ErrIdempotencyConflict = errors.New("idempotency key already used for a different request")
+	// ErrInvalidKey: the Idempotency-Key is longer than
+	// MaxIdempotencyKeyLength.
+	ErrInvalidKey = errors.New("invalid idempotency key")
+)
+
+// Config configures a [Queue].
+type Config struct {
+	// DatabaseURL is the database DBOS keeps its workflows in: the runs'
+	// own database, as sqlite:file:/path/agnogo.db or a postgres:// URL
+	// (DBOS uses its own "dbos" schema there). Required.
+	DatabaseURL string
+	// Store keeps the sessions and runs. Required.
+	Store storage.Store
+	// Runners are the agents runs can be submitted to.
+	Runners []run.Runner
+	// Events receives every run's events, numbered. Required.
+	Events *eventlog.Memory
+	// ExecutorID names this process; a process restarted with the same id
+	// resumes its unfinished runs. Defaults to the host name.
+	ExecutorID string
+	// ApplicationVersion defaults to [DefaultApplicationVersion].
+	ApplicationVersion string
+	// MaxConcurrency defaults to [DefaultMaxConcurrency].
+	MaxConcurrency int
+	// MaxQueueDepth defaults to [DefaultMaxQueueDepth].
+	MaxQueueDepth int
+	// MaxAttempts defaults to [DefaultMaxAttempts].
+	MaxAttempts int
+	// PollInterval defaults to [DefaultPollInterval].
+	PollInterval time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Queue accepts background runs and executes them durably.
+type Queue struct {
+	cfg     Config
+	log     *slog.Logger
+	dbos    dbos.Context
+	queue   dbos.Queue
+	runners map[string]run.Runner
+
+	// submit serialises the depth check and the enqueue in this process.
+	submit sync.Mutex
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc // runs executing here, by run id
+}
+
+// New connects to the database and registers the queue. Call
+// [Queue.Launch] to start executing runs.
+func New(ctx context.Context, cfg Config) (*Queue, error) {
+	if cfg.DatabaseURL == "" || cfg.Store == nil || cfg.Events == nil {
+		return nil, errors.New("durable: DatabaseURL, Store and Events are required")
+	}
+	cfg.ApplicationVersion = cmp.Or(cfg.ApplicationVersion, DefaultApplicationVersion)
+	cfg.MaxConcurrency = cmp.Or(cfg.MaxConcurrency, DefaultMaxConcurrency)
+	cfg.MaxQueueDepth = cmp.Or(cfg.MaxQueueDepth, DefaultMaxQueueDepth)
+	cfg.MaxAttempts = max(1, cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts))
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	if cfg.ExecutorID == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			host = "agnogo"
+		}
+		cfg.ExecutorID = host
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	q := &Queue{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, running: map[string]context.CancelFunc{}}
+	for _, r := range cfg.Runners {
+		q.runners[r.ID()] = r
+	}
+	dctx, err := dbos.NewContext(ctx, dbos.Config{
+		AppName:            "agnogo",
+		DatabaseURL:        cfg.DatabaseURL,
+		ApplicationVersion: cfg.ApplicationVersion,
+		ExecutorID:         cfg.ExecutorID,
+		Logger:             cfg.Logger.With(slog.String("component", "durable")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("durable: open the queue database: %w", err)
+	}
+	q.dbos = dctx
+	dbos.RegisterWorkflow(dctx, q.execute, dbos.WithWorkflowName("agent-run"))
+	q.queue, err = dbos.RegisterQueue(dctx, queueName,
+		dbos.WithWorkerConcurrency(cfg.MaxConcurrency),
+		dbos.WithPartitionConcurrency(1),
+		dbos.WithQueueBasePollingInterval(cfg.PollInterval))
+	if err != nil {
+		_ = dbos.Shutdown(dctx, time.Second)
+		return nil, fmt.Errorf("durable: register the queue: %w", err)
+	}
+	return q, nil
+}
+
+// Launch starts executing queued runs, first resuming the runs this
+// executor left unfinished.
+func (q *Queue) Launch() error {
+	if err := dbos.Launch(q.dbos); err != nil {
+		return fmt.Errorf("durable: launch: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops taking runs and waits up to timeout for those executing
+// here; the unfinished ones are picked up when an executor with the same id
+// starts again.
+func (q *Queue) Shutdown(timeout time.Duration) error {
+	if err := dbos.Shutdown(q.dbos, timeout); err != nil {
+		return fmt.Errorf("durable: shutdown: %w", err)
+	}
+	return nil
+}
+
+// Submission is a run to accept.
+type Submission struct {
+	// AgentID names the runner.
+	AgentID string
+	// Input is the run's input, with its RunID, SessionID and UserID set.
+	Input *run.Input
+	// Stream records the stream mode the client chose; a repeated
+	// Idempotency-Key must come with the same mode.
+	Stream bool
+	// IdempotencyKey, when not empty, makes a repeated submission (same key,
+	// same user) return the run the first one created.
+	IdempotencyKey string
+}
+
+// Accepted is a run the queue took.
+type Accepted struct {
+	RunID, SessionID string
+	// Duplicate is set when the Idempotency-Key named an earlier run, which
+	// is the one returned.
+	Duplicate bool
+}
+
+// job is a run as the workflow receives it.
+type job struct {
+	AgentID        string         `json:"agent_id"`
+	RunID          string         `json:"run_id"`
+	SessionID      string         `json:"session_id"`
+	UserID         string         `json:"user_id,omitempty"`
+	Input          run.Input      `json:"input"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+	SessionState   map[string]any `json:"session_state,omitempty"`
+	Stream         bool           `json:"stream"`
+	IdempotencyKey string         `json:"idempotency_key,omitempty"`
+}
+
+// Submit accepts a run: its PENDING row is written, then it is enqueued.
+func (q *Queue) Submit(ctx context.Context, s Submission) (Accepted, error) {
+	runner, ok := q.runners[s.AgentID]
+	if !ok {
+		return Accepted{}, fmt.Errorf("durable: unknown agent %q", s.AgentID)
+	}
+	in := s.Input
+	if len(s.IdempotencyKey) > MaxIdempotencyKeyLength {
+		return Accepted{}, fmt.Errorf("%w: Idempotency-Key is %d characters; the limit is %d", ErrInvalidKey, len(s.IdempotencyKey), MaxIdempotencyKeyLength)
+	}
+	j := job{AgentID: s.AgentID, RunID: in.RunID, SessionID: in.SessionID, UserID: in.UserID, Input: *in,
+		Metadata: in.Metadata, SessionState: in.SessionState, Stream: s.Stream, IdempotencyKey: s.IdempotencyKey}
+	if s.IdempotencyKey != "" {
+		j.RunID = idempotentRunID(s.IdempotencyKey, in.UserID)
+		if prior, found, err := q.prior(j.RunID); err != nil {
+			return Accepted{}, err
+		} else if found {
+			if prior.AgentID != j.AgentID || prior.Stream != j.Stream {
+				return Accepted{}, fmt.Errorf("%w: it was sent for agent %s with stream=%t", ErrIdempotencyConflict, prior.AgentID, prior.Stream)
+			}
+			return Accepted{RunID: prior.RunID, SessionID: prior.SessionID, Duplicate: true}, nil
+		}
+		in.RunID = j.RunID
+	}
+
+	q.submit.Lock()
+	defer q.submit.Unlock()
+	waiting, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterQueueName(queueName),
+		dbos.WithFilterStatus(dbos.WorkflowStatusEnqueued, dbos.WorkflowStatusPending),
+		dbos.WithFilterLimit(q.cfg.MaxQueueDepth+1), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
+	if err != nil {
+		return Accepted{}, fmt.Errorf("durable: count queued runs: %w", err)
+	}
+	if len(waiting) >= q.cfg.MaxQueueDepth {
+		return Accepted{}, fmt.Errorf("%w: %d runs are waiting (max_queue_depth)", ErrQueueFull, len(waiting))
+	}
+	if err := RecordPending(ctx, q.cfg.Store, runner, in, q.cfg.Now()); err != nil {
+		return Accepted{}, err
+	}
+	q.cfg.Events.Register(j.RunID, run.StatusPending)
+	_, err = dbos.RunWorkflow(q.dbos, q.execute, j, dbos.WithQueue(q.queue), dbos.WithWorkflowID(j.RunID),
+		dbos.WithQueuePartitionKey(j.SessionID))
+	if err != nil {
+		q.fail(j, "the run could not be queued: "+err.Error())
+		return Accepted{}, fmt.Errorf("durable: enqueue run %s: %w", j.RunID, err)
+	}
+	return Accepted{RunID: j.RunID, SessionID: j.SessionID}, nil
+}
+
+// prior reads the job an earlier submission queued under runID.
+func (q *Queue) prior(runID string) (job, bool, error) {
+	found, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(runID), dbos.WithFilterLoadInput(true), dbos.WithFilterLoadOutput(false))
+	if err != nil {
+		return job{}, false, fmt.Errorf("durable: look up idempotency key: %w", err)
+	}
+	if len(found) == 0 {
+		return job{}, false, nil
+	}
+	j, err := decodeJob(found[0].Input)
+	if err != nil {
+		return job{}, false, fmt.Errorf("durable: read run %s: %w", runID, err)
+	}
+	return j, true, nil
+}
+
+// idempotentRunID derives a run id from an Idempotency-Key and its user: the
+// same pair always names the same run.
+func idempotentRunID(key, userID string) string {
+	sum := sha256.Sum256([]byte(key + "\x00" + userID))
+	s := hex.EncodeToString(sum[:16])
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:]
+}
+
+// Cancel cancels a queued or executing run. A queued run is stored
+// CANCELLED at once; one executing here stops at its next step. It reports
+// whether the queue knew the run.
+func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
+	found, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(runID), dbos.WithFilterLoadInput(true), dbos.WithFilterLoadOutput(false))
+	if err != nil {
+		return false, fmt.Errorf("durable: find run %s: %w", runID, err)
+	}
+	if len(found) == 0 {
+		return false, nil
+	}
+	status := found[0].Status
+	if status != dbos.WorkflowStatusEnqueued && status != dbos.WorkflowStatusPending && status != dbos.WorkflowStatusDelayed {
+		return true, nil // over already
+	}
+	if err := dbos.CancelWorkflow(q.dbos, runID); err != nil {
+		return true, fmt.Errorf("durable: cancel run %s: %w", runID, err)
+	}
+	q.mu.Lock()
+	cancel, executing := q.running[runID]
+	q.mu.Unlock()
+	if executing {
+		cancel()
+		return true, nil
+	}
+	if j, err := decodeJob(found[0].Input); err == nil {
+		q.settle(j, run.StatusCancelled, "the run was cancelled before it started")
+	}
+	return true, nil
+}

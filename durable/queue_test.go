@@ -1,0 +1,252 @@
+package durable_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/durable"
+	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/model/scripted"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/sqlite"
+	"github.com/agnogo/agnogo/tool"
+)
+
+// fixture is a queue over one SQLite database with one agent.
+type fixture struct {
+	path   string
+	store  storage.Store
+	model  *scripted.Model
+	agent  *agent.Agent
+	events *eventlog.Memory
+	queue  *durable.Queue
+}
+
+func newFixture(t *testing.T, replies []scripted.Reply, tools []tool.Tool, configure func(*durable.Config)) *fixture {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agnogo.db")
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	f := &fixture{path: path, store: store, model: scripted.New(replies), events: eventlog.NewMemory(eventlog.MemoryConfig{})}
+	f.agent, err = agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: f.model, Store: store, Tools: tools})
+	require.NoError(t, err)
+	f.queue = f.start(t, "exec-1", configure)
+	return f
+}
+
+// start opens and launches a queue on the fixture's database.
+func (f *fixture) start(t *testing.T, executor string, configure func(*durable.Config)) *durable.Queue {
+	t.Helper()
+	cfg := durable.Config{DatabaseURL: "sqlite:file:" + f.path, Store: f.store, Runners: []run.Runner{f.agent}, Events: f.events,
+		ExecutorID: executor, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if configure != nil {
+		configure(&cfg)
+	}
+	q, err := durable.New(t.Context(), cfg)
+	require.NoError(t, err)
+	require.NoError(t, q.Launch())
+	t.Cleanup(func() { _ = q.Shutdown(time.Second) })
+	return q
+}
+
+func (f *fixture) submit(t *testing.T, session, message, key string) (durable.Accepted, error) {
+	t.Helper()
+	return f.queue.Submit(t.Context(), durable.Submission{AgentID: "assistant", IdempotencyKey: key,
+		Input: &run.Input{InputContent: message, RunID: newRunID(), SessionID: session}})
+}
+
+var runCounter atomic.Int64
+
+func newRunID() string { return "run-" + time.Now().Format("150405.000000") + "-" + string(rune('a'+runCounter.Add(1)%26)) }
+
+// wait polls a run until it is terminal.
+func (f *fixture) wait(t *testing.T, runID string) *run.Output {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rec, err := f.store.GetRun(t.Context(), runID, "")
+		if err == nil && rec.Run.Status.Terminal() {
+			return rec.Run
+		}
+		require.True(t, time.Now().Before(deadline), "run %s not terminal", runID)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestSubmittedRunCompletes(t *testing.T) {
+	f := newFixture(t, []scripted.Reply{scripted.Text("done durably")}, nil, nil)
+	accepted, err := f.submit(t, "s1", "hello", "")
+	require.NoError(t, err)
+	rec, err := f.store.GetRun(t.Context(), accepted.RunID, "")
+	require.NoError(t, err)
+	require.Contains(t, []run.Status{run.StatusPending, run.StatusRunning, run.StatusCompleted}, rec.Run.Status, "accepted means recorded")
+	out := f.wait(t, accepted.RunID)
+	require.Equal(t, run.StatusCompleted, out.Status)
+	require.Equal(t, "done durably", out.Content)
+	info, ok := f.events.Lookup(accepted.RunID)
+	require.True(t, ok)
+	require.Equal(t, run.StatusCompleted, info.Status)
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	f := newFixture(t, []scripted.Reply{scripted.Text("once")}, nil, nil)
+	first, err := f.submit(t, "s1", "pay", "order-42")
+	require.NoError(t, err)
+	again, err := f.submit(t, "s1", "pay", "order-42")
+	require.NoError(t, err)
+	require.True(t, again.Duplicate)
+	require.Equal(t, first.RunID, again.RunID)
+	f.wait(t, first.RunID)
+	require.Len(t, f.model.Requests(), 1, "one run, one model call")
+
+	_, err = f.queue.Submit(t.Context(), durable.Submission{AgentID: "assistant", IdempotencyKey: "order-42", Stream: true,
+		Input: &run.Input{InputContent: "pay", RunID: newRunID(), SessionID: "s1"}})
+	require.ErrorIs(t, err, durable.ErrIdempotencyConflict, "another stream mode")
+	other, err := f.queue.Submit(t.Context(), durable.Submission{AgentID: "assistant", IdempotencyKey: "order-42",
+		Input: &run.Input{InputContent: "pay", RunID: newRunID(), SessionID: "s9", UserID: "someone-else"}})
+	require.NoError(t, err, "the key is per user")
+	require.NotEqual(t, first.RunID, other.RunID)
+
+	_, err = f.submit(t, "s1", "x", string(make([]byte, durable.MaxIdempotencyKeyLength+1)))
+	require.ErrorIs(t, err, durable.ErrInvalidKey)
+}
+
+// blocker is a tool that waits until released, counting its calls.
+type blocker struct {
+	calls   atomic.Int32
+	started chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func newBlocker() *blocker {
+	return &blocker{started: make(chan struct{}, 64), release: make(chan struct{})}
+}
+
+func (b *blocker) tool(t *testing.T, honourCancel bool) tool.Tool {
+	tl, err := tool.New(tool.Config{Name: "work"}, func(ctx context.Context, _ struct{}) (string, error) {
+		if b.calls.Add(1) > 1 {
+			return "worked", nil // only the first call blocks
+		}
+		b.started <- struct{}{}
+		if honourCancel {
+			select {
+			case <-b.release:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		} else {
+			<-b.release
+		}
+		return "worked", nil
+	})
+	require.NoError(t, err)
+	return tl
+}
+
+func (b *blocker) open() { b.once.Do(func() { close(b.release) }) }
+
+func TestQueueDepthAndFIFO(t *testing.T) {
+	b := newBlocker()
+	replies := []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("1"), scripted.Text("2"), scripted.Text("3")}
+	f := newFixture(t, replies, []tool.Tool{b.tool(t, true)}, func(c *durable.Config) { c.MaxQueueDepth = 3; c.MaxConcurrency = 4 })
+	t.Cleanup(b.open)
+	first, err := f.submit(t, "s1", "first", "")
+	require.NoError(t, err)
+	<-b.started
+	var later []string
+	for _, msg := range []string{"second", "third"} {
+		a, err := f.submit(t, "s1", msg, "")
+		require.NoError(t, err)
+		later = append(later, a.RunID)
+	}
+	_, err = f.submit(t, "s2", "over", "")
+	require.ErrorIs(t, err, durable.ErrQueueFull, "three runs are in the queue (one running, two waiting)")
+
+	time.Sleep(100 * time.Millisecond)
+	for _, id := range later {
+		rec, err := f.store.GetRun(t.Context(), id, "")
+		require.NoError(t, err)
+		require.Equal(t, run.StatusPending, rec.Run.Status, "a session runs one run at a time")
+	}
+	b.open()
+	require.Equal(t, "1", f.wait(t, first.RunID).Content)
+	require.Equal(t, "2", f.wait(t, later[0]).Content, "submission order")
+	require.Equal(t, "3", f.wait(t, later[1]).Content)
+}
+
+func TestCancelQueuedAndRunning(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("never")}, []tool.Tool{b.tool(t, true)}, nil)
+	t.Cleanup(b.open)
+	running, err := f.submit(t, "s1", "one", "")
+	require.NoError(t, err)
+	<-b.started
+	queued, err := f.submit(t, "s1", "two", "")
+	require.NoError(t, err)
+
+	known, err := f.queue.Cancel(t.Context(), queued.RunID)
+	require.NoError(t, err)
+	require.True(t, known)
+	require.Equal(t, run.StatusCancelled, f.wait(t, queued.RunID).Status)
+
+	cancelled := time.Now()
+	_, err = f.queue.Cancel(t.Context(), running.RunID)
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCancelled, f.wait(t, running.RunID).Status)
+	require.Less(t, time.Since(cancelled), time.Second)
+	known, err = f.queue.Cancel(t.Context(), "nope")
+	require.NoError(t, err)
+	require.False(t, known)
+}
+
+// TestRestartAfterCrash: the process executing a run dies inside a tool
+// call (its queue stops without the run finishing). A new process with the
+// same executor id either ends the run ERROR with the requeue hint
+// (max_attempts 1) or finishes it without repeating the completed steps
+// (max_attempts 2).
+func TestRestartAfterCrash(t *testing.T) {
+	for _, attempts := range []int{1, 2} {
+		t.Run(map[int]string{1: "at most once", 2: "continues"}[attempts], func(t *testing.T) {
+			first := newBlocker()
+			var charges atomic.Int32
+			charge, err := tool.New(tool.Config{Name: "charge"}, func(context.Context, struct{}) (string, error) {
+				charges.Add(1)
+				return "charged", nil
+			})
+			require.NoError(t, err)
+			replies := []scripted.Reply{scripted.ToolCall("charge", `{}`), scripted.ToolCall("work", `{}`), scripted.Text("finished")}
+			f := newFixture(t, replies, []tool.Tool{charge, first.tool(t, false)}, func(c *durable.Config) { c.MaxAttempts = attempts })
+			accepted, err := f.submit(t, "s1", "go", "")
+			require.NoError(t, err)
+			<-first.started
+			// The crash: the executing process goes away mid-step.
+			_ = f.queue.Shutdown(50 * time.Millisecond)
+
+			f.queue = f.start(t, "exec-1", func(c *durable.Config) { c.MaxAttempts = attempts })
+			out := f.wait(t, accepted.RunID)
+			first.open()
+			if attempts == 1 {
+				require.Equal(t, run.StatusError, out.Status)
+				require.Contains(t, out.Content, "/queue/jobs/"+accepted.RunID+"/requeue")
+				require.Contains(t, out.Content, "max_attempts")
+				return
+			}
+			require.Equal(t, run.StatusCompleted, out.Status)
+			require.Equal(t, "finished", out.Content)
+			require.Equal(t, int32(1), charges.Load(), "the completed tool call is not repeated")
+			require.Equal(t, int32(2), first.calls.Load(), "the step in flight at the crash runs again")
+		})
+	}
+}

@@ -1,0 +1,275 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// settleTimeout bounds writing a run's final state outside the run.
+const settleTimeout = 10 * time.Second
+
+// execute is the workflow of one run: it runs the agent with a journal, so
+// each model call and tool call is a step. Re-executed after a crash, it
+// either gives up (the attempts are spent) or goes on from the last
+// completed step.
+func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
+	runner, ok := q.runners[j.AgentID]
+	if !ok {
+		q.settle(j, run.StatusError, fmt.Sprintf("agent %s is not served by this process", j.AgentID))
+		return string(run.StatusError), nil
+	}
+	attempt, metadata := q.nextAttempt(j)
+	j.Metadata = metadata
+	if attempt > q.cfg.MaxAttempts {
+		q.settle(j, run.StatusError, fmt.Sprintf("The worker running this run was lost and its attempt budget (max_attempts: %d) is spent. "+
+			"Run it again with POST /queue/jobs/%s/requeue, or set queue.max_attempts: 2 so lost runs continue on their own.", q.cfg.MaxAttempts, j.RunID))
+		return string(run.StatusError), nil
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	q.mu.Lock()
+	q.running[j.RunID] = cancel
+	q.mu.Unlock()
+	defer func() {
+		q.mu.Lock()
+		delete(q.running, j.RunID)
+		q.mu.Unlock()
+	}()
+
+	if attempt > 1 {
+		q.cfg.Events.Register(j.RunID, run.StatusRunning)
+		q.cfg.Events.Append(&run.RunRetry{BaseEvent: run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID,
+			AgentName: runner.Name(), CreatedAt: q.cfg.Now().Unix()},
+			Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: "the worker running this run was lost"})
+	}
+	in := j.input()
+	journaled := run.WithJournal(runCtx, &journal{wf: ctx, runID: j.RunID})
+	status := run.StatusError
+	var last run.Event
+	for event, err := range runner.Stream(journaled, in) {
+		if err != nil {
+			status = q.settle(j, run.StatusError, err.Error())
+			q.cfg.Events.Finish(j.RunID, status)
+			return string(status), nil
+		}
+		q.cfg.Events.Append(event)
+		last = event
+	}
+	switch last.(type) {
+	case *run.RunCompleted:
+		status = run.StatusCompleted
+	case *run.RunPaused:
+		status = run.StatusPaused
+	case *run.RunCancelled:
+		status = run.StatusCancelled
+	case *run.RunError:
+		status = run.StatusError
+	default:
+		status = q.settle(j, run.StatusError, "the run ended without a final state")
+	}
+	q.cfg.Events.Finish(j.RunID, status)
+	return string(status), nil
+}
+
+// queueAttemptKey is the run metadata key counting the times the queue
+// started the run.
+const queueAttemptKey = "queue_attempt"
+
+// nextAttempt numbers this execution of the run and returns the metadata to
+// run it with. A run whose row shows an earlier execution that never ended
+// (RUNNING, or PENDING with a recorded attempt) was cut short by a lost
+// worker: that attempt is added to metadata.attempts.
+func (q *Queue) nextAttempt(j job) (int, map[string]any) {
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	metadata := map[string]any{}
+	for k, v := range j.Metadata {
+		metadata[k] = v
+	}
+	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+	if err != nil {
+		metadata[queueAttemptKey] = 1
+		return 1, metadata
+	}
+	for k, v := range rec.Run.Metadata {
+		metadata[k] = v
+	}
+	previous := 0
+	if n, ok := metadata[queueAttemptKey].(float64); ok {
+		previous = int(n)
+	} else if n, ok := metadata[queueAttemptKey].(int); ok {
+		previous = n
+	}
+	if previous == 0 && rec.Run.Status == run.StatusRunning {
+		previous = 1
+	}
+	attempt := previous + 1
+	if previous > 0 {
+		lost := "the worker running this attempt was lost"
+		out := &run.Output{Metadata: metadata}
+		_ = out.AppendAttempt(run.Attempt{Attempt: previous, Error: &lost, StartedAt: rec.Run.CreatedAt, EndedAt: q.cfg.Now().Unix()})
+		metadata = out.Metadata
+	}
+	metadata[queueAttemptKey] = attempt
+	return attempt, metadata
+}
+
+// input rebuilds the run's input, with the fields that route it.
+func (j job) input() *run.Input {
+	in := j.Input
+	in.RunID, in.SessionID, in.UserID = j.RunID, j.SessionID, j.UserID
+	in.Metadata, in.SessionState = j.Metadata, j.SessionState
+	in.PersistOnStart = true
+	return &in
+}
+
+// decodeJob reads a workflow's input back as a job.
+func decodeJob(input any) (job, error) {
+	var j job
+	if typed, ok := input.(job); ok {
+		return typed, nil
+	}
+	data, err := json.Marshal(input)
+	if err != nil {
+		return j, err
+	}
+	if s, ok := input.(string); ok {
+		data = []byte(s)
+	}
+	err = json.Unmarshal(data, &j)
+	return j, err
+}
+
+// fail marks a run that could not be queued as ERROR.
+func (q *Queue) fail(j job, message string) {
+	q.settle(j, run.StatusError, message)
+	q.cfg.Events.Finish(j.RunID, run.StatusError)
+}
+
+// settle writes status onto a run whose stored row is not terminal yet,
+// with a matching final event, and returns the run's final status: status,
+// or the one already stored.
+func (q *Queue) settle(j job, status run.Status, message string) run.Status {
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+	if err == nil && rec.Run.Status.Terminal() {
+		return rec.Run.Status
+	}
+	if err == nil {
+		rec.Run.Status = status
+		rec.Run.Content, rec.Run.ContentType = message, "str"
+		_, err = q.cfg.Store.UpsertRun(ctx, rec)
+	}
+	if err != nil {
+		q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
+	}
+	base := run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID, CreatedAt: q.cfg.Now().Unix()}
+	if r, ok := q.runners[j.AgentID]; ok {
+		base.AgentName = r.Name()
+	}
+	if status == run.StatusCancelled {
+		q.cfg.Events.Append(&run.RunCancelled{BaseEvent: base, Reason: message})
+	} else {
+		q.cfg.Events.Append(&run.RunError{BaseEvent: base, Content: message})
+	}
+	q.cfg.Events.Finish(j.RunID, status)
+	return status
+}
+
+// RecordPending writes an accepted run's PENDING row, creating its session
+// when it is new.
+func RecordPending(ctx context.Context, store storage.Store, runner run.Runner, in *run.Input, now time.Time) error {
+	rec := storage.RunRecord{SessionID: in.SessionID, UserID: in.UserID, Run: &run.Output{
+		RunID: in.RunID, AgentID: runner.ID(), AgentName: runner.Name(), SessionID: in.SessionID, UserID: in.UserID,
+		Input: in, Status: run.StatusPending, Metadata: in.Metadata, CreatedAt: now.Unix(),
+	}}
+	_, err := store.GetSession(ctx, in.SessionID, storage.GetSessionOptions{UserID: in.UserID})
+	switch {
+	case err == nil:
+		_, err = store.UpsertRun(ctx, rec)
+	case errors.Is(err, storage.ErrNotFound):
+		session := &storage.Session{SessionID: in.SessionID, SessionType: storage.SessionTypeAgent, AgentID: runner.ID(), UserID: in.UserID}
+		_, _, err = store.SaveRun(ctx, session, rec)
+	}
+	if err != nil {
+		return fmt.Errorf("record run %s: %w", in.RunID, err)
+	}
+	return nil
+}
+
+// journal runs a run's steps as DBOS steps of its workflow. Steps are
+// numbered in the order the run asks for them, which a re-execution
+// repeats; the number makes each step's idempotency key.
+type journal struct {
+	wf    dbos.Context
+	runID string
+
+	mu   sync.Mutex
+	next int
+}
+
+var _ run.Journal = (*journal)(nil)
+
+// key numbers the next step.
+func (j *journal) key() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.next++
+	return j.runID + ":" + strconv.Itoa(j.next)
+}
+
+// bound runs fn under ctx (the run's: values and cancellation) and also
+// stops it when the engine cancels the step.
+func bound(ctx context.Context, key string, fn run.StepFunc) dbos.Step[[]byte] {
+	return func(stepCtx context.Context) ([]byte, error) {
+		c, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(stepCtx, cancel)
+		defer stop()
+		return fn(run.WithStepKey(c, key))
+	}
+}
+
+// Step implements run.Journal.
+func (j *journal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byte, error) {
+	out, err := dbos.RunAsStep(j.wf, bound(ctx, j.key(), fn), dbos.WithStepName(name))
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// Steps implements run.Journal: each fn is started as its own step, in
+// order, and they run concurrently.
+func (j *journal) Steps(ctx context.Context, names []string, fns []run.StepFunc) ([][]byte, []error) {
+	results, errs := make([][]byte, len(fns)), make([]error, len(fns))
+	outcomes := make([]<-chan dbos.StepOutcome[[]byte], len(fns))
+	for i, fn := range fns {
+		ch, err := dbos.Go(j.wf, bound(ctx, j.key(), fn), dbos.WithStepName(names[i]))
+		if err != nil {
+			errs[i] = fmt.Errorf("step %s: %w", names[i], err)
+			continue
+		}
+		outcomes[i] = ch
+	}
+	for i, ch := range outcomes {
+		if ch == nil {
+			continue
+		}
+		outcome := <-ch
+		results[i], errs[i] = outcome.Result, outcome.Err
+	}
+	return results, errs
+}
