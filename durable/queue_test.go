@@ -68,7 +68,9 @@ func (f *fixture) submit(t *testing.T, session, message, key string) (durable.Ac
 
 var runCounter atomic.Int64
 
-func newRunID() string { return "run-" + time.Now().Format("150405.000000") + "-" + string(rune('a'+runCounter.Add(1)%26)) }
+func newRunID() string {
+	return "run-" + time.Now().Format("150405.000000") + "-" + string(rune('a'+runCounter.Add(1)%26))
+}
 
 // wait polls a run until it is terminal.
 func (f *fixture) wait(t *testing.T, runID string) *run.Output {
