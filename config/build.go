@@ -10,8 +10,10 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
@@ -76,6 +78,8 @@ type OS struct {
 	MissingCredentials []MissingCredential
 
 	external map[string]*Agent
+	dbURL    string
+	queue    *durable.Queue
 }
 
 // MissingCredential is a model built without credentials: its agents' runs
@@ -107,12 +111,18 @@ func (o *OS) Runner(id string) (run.Runner, error) {
 	return nil, fmt.Errorf("%w %q; %s", ErrUnknownAgent, id, known)
 }
 
-// Close closes the database.
+// Close stops the durable queue, if one was started, and closes the
+// database.
 func (o *OS) Close() error {
-	if o.Store == nil {
-		return nil
+	var errs []error
+	if o.queue != nil {
+		errs = append(errs, o.queue.Shutdown(time.Duration(o.File.Queue.StopTimeoutSeconds)*time.Second))
+		o.queue = nil
 	}
-	return o.Store.Close()
+	if o.Store != nil {
+		errs = append(errs, o.Store.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Build opens the database and builds every agent of the file.
@@ -130,7 +140,8 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	store, err := dburl.Open(ctx, cmp.Or(opts.DB, f.DB, DefaultDB), dburl.Options{})
+	dbURL := cmp.Or(opts.DB, f.DB, DefaultDB)
+	store, err := dburl.Open(ctx, dbURL, dburl.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +149,7 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		Name:     f.Name,
 		File:     f,
 		Store:    store,
+		dbURL:    dbURL,
 		Agents:   map[string]*agent.Agent{},
 		Warnings: slices.Clone(f.Warnings),
 		external: map[string]*Agent{},

@@ -20,6 +20,8 @@ func defaultFile(source string) *File {
 			MaxConcurrency: DefaultMaxConcurrency,
 			MaxQueueDepth:  DefaultMaxQueueDepth,
 			MaxAttempts:    DefaultMaxAttempts,
+
+			StopTimeoutSeconds: DefaultStopTimeoutSeconds,
 		},
 		Models: map[string]*Model{},
 	}

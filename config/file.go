@@ -23,6 +23,8 @@ const (
 	DefaultMaxQueueDepth = 1000
 	// DefaultMaxAttempts is queue.max_attempts when not set.
 	DefaultMaxAttempts = 1
+	// DefaultStopTimeoutSeconds is queue.stop_timeout_seconds when not set.
+	DefaultStopTimeoutSeconds = 30
 	// DefaultJWTAlgorithm is auth.jwt.algorithm when not set.
 	DefaultJWTAlgorithm = "RS256"
 )
@@ -102,6 +104,14 @@ type Queue struct {
 	// MaxAttempts is how many times a background run is started when the
 	// process executing it dies. Defaults to [DefaultMaxAttempts].
 	MaxAttempts int
+	// StopTimeoutSeconds is how long a shutdown waits for the background
+	// runs executing here before leaving them to the next start. Defaults
+	// to [DefaultStopTimeoutSeconds].
+	StopTimeoutSeconds int
+	// ExecutorID names this server process on the durable queue: a server
+	// restarted with the same id resumes the runs it left unfinished.
+	// Defaults to $AGNOGO_EXECUTOR_ID, else the host name and the database.
+	ExecutorID string
 }
 
 // Auth protects the HTTP API (the auth key).

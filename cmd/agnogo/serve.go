@@ -113,7 +113,14 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 	}
 	defer built.Close()
 
-	osConfig := built.Server(config.ServerOptions{Version: serverVersion(), Logger: logger})
+	serverOpts := config.ServerOptions{Version: serverVersion(), Logger: logger}
+	osConfig := built.Server(serverOpts)
+	// Background runs go through the durable queue (queue.durable); it
+	// resumes the runs this server left unfinished. built.Close drains it.
+	osConfig.Queue, osConfig.Events, err = built.StartQueue(ctx, serverOpts)
+	if err != nil {
+		return fmt.Errorf("start the background queue: %w", err)
+	}
 	agentOS, err := agentos.New(osConfig)
 	if err != nil {
 		// Only the auth settings can be refused here: the config's fault.
