@@ -36,6 +36,9 @@ const (
 	DefaultApplicationVersion = "runs-v1"
 	// DefaultPollInterval is how often an idle queue looks for work.
 	DefaultPollInterval = 50 * time.Millisecond
+	// DefaultCancelCheckInterval is how often running runs are checked for
+	// a cancel from another replica.
+	DefaultCancelCheckInterval = 200 * time.Millisecond
 	// MaxIdempotencyKeyLength bounds an Idempotency-Key.
 	MaxIdempotencyKeyLength = 512
 )
@@ -80,6 +83,10 @@ type Config struct {
 	MaxAttempts int
 	// PollInterval defaults to [DefaultPollInterval].
 	PollInterval time.Duration
+	// CancelCheckInterval is how often the runs executing here are checked
+	// for a cancel made on another replica. Defaults to
+	// [DefaultCancelCheckInterval].
+	CancelCheckInterval time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -99,6 +106,9 @@ type Queue struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // runs executing here, by run id
+
+	stop    context.CancelFunc // ends the background loops
+	stopped sync.WaitGroup
 }
 
 // New connects to the database and registers the queue. Call
@@ -112,6 +122,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	cfg.MaxQueueDepth = cmp.Or(cfg.MaxQueueDepth, DefaultMaxQueueDepth)
 	cfg.MaxAttempts = max(1, cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts))
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	cfg.CancelCheckInterval = cmp.Or(cfg.CancelCheckInterval, DefaultCancelCheckInterval)
 	if cfg.ExecutorID == "" {
 		host, err := os.Hostname()
 		if err != nil {
@@ -158,13 +169,59 @@ func (q *Queue) Launch() error {
 	if err := dbos.Launch(q.dbos); err != nil {
 		return fmt.Errorf("durable: launch: %w", err)
 	}
+	ctx, stop := context.WithCancel(context.Background())
+	q.stop = stop
+	q.stopped.Go(func() { q.watchCancels(ctx) })
 	return nil
+}
+
+// watchCancels stops the runs executing here that were cancelled elsewhere
+// (another replica's cancel only marks the workflow): one query for all of
+// them every CancelCheckInterval.
+func (q *Queue) watchCancels(ctx context.Context) {
+	ticker := time.NewTicker(q.cfg.CancelCheckInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		q.mu.Lock()
+		ids := make([]string, 0, len(q.running))
+		for id := range q.running {
+			ids = append(ids, id)
+		}
+		q.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		cancelled, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(ids...), dbos.WithFilterStatus(dbos.WorkflowStatusCancelled),
+			dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
+		if err != nil {
+			if ctx.Err() == nil {
+				q.log.Warn("durable: checking for cancelled runs failed", slog.String("error", err.Error()))
+			}
+			continue
+		}
+		q.mu.Lock()
+		for _, wf := range cancelled {
+			if cancel, ok := q.running[wf.ID]; ok {
+				cancel()
+			}
+		}
+		q.mu.Unlock()
+	}
 }
 
 // Shutdown stops taking runs and waits up to timeout for those executing
 // here; the unfinished ones are picked up when an executor with the same id
 // starts again.
 func (q *Queue) Shutdown(timeout time.Duration) error {
+	if q.stop != nil {
+		q.stop()
+		q.stopped.Wait()
+	}
 	if err := dbos.Shutdown(q.dbos, timeout); err != nil {
 		return fmt.Errorf("durable: shutdown: %w", err)
 	}
@@ -300,12 +357,15 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 	q.mu.Lock()
 	cancel, executing := q.running[runID]
 	q.mu.Unlock()
-	if executing {
+	switch {
+	case executing:
 		cancel()
-		return true, nil
-	}
-	if j, err := decodeJob(found[0].Input); err == nil {
-		q.settle(j, run.StatusCancelled, "the run was cancelled before it started")
+	case status == dbos.WorkflowStatusPending:
+		// Executing on another replica: its cancel watcher stops it.
+	default:
+		if j, err := decodeJob(found[0].Input); err == nil {
+			q.settle(j, run.StatusCancelled, "the run was cancelled before it started")
+		}
 	}
 	return true, nil
 }

@@ -252,3 +252,22 @@ func TestRestartAfterCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelFromAnotherReplica: a run executing on one queue is cancelled
+// through another queue on the same database; it stops within a second.
+func TestCancelFromAnotherReplica(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("never")}, []tool.Tool{b.tool(t, true)}, nil)
+	t.Cleanup(b.open)
+	accepted, err := f.submit(t, "s1", "go", "")
+	require.NoError(t, err)
+	<-b.started // executing on exec-1
+	other := f.start(t, "exec-2", nil)
+	cancelled := time.Now()
+	known, err := other.Cancel(t.Context(), accepted.RunID)
+	require.NoError(t, err)
+	require.True(t, known)
+	out := f.wait(t, accepted.RunID)
+	require.Equal(t, run.StatusCancelled, out.Status)
+	require.Less(t, time.Since(cancelled), time.Second)
+}
