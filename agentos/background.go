@@ -123,6 +123,47 @@ func (o *OS) startDurable(w http.ResponseWriter, r *http.Request, runner run.Run
 	}
 }
 
+// continueDurable hands a paused run on the durable queue its continuation
+// and answers 202, or follows the run's events from here with stream=true.
+func (o *OS) continueDurable(w http.ResponseWriter, r *http.Request, runner run.Runner, req *run.ContinueRequest, stream bool) {
+	if _, ok := o.storedRun(w, r, runner); !ok {
+		return
+	}
+	from := int64(-1)
+	if info, ok := o.events.Lookup(req.RunID); ok {
+		from = info.LastIndex
+	}
+	if err := o.cfg.Queue.Continue(r.Context(), req); err != nil {
+		if errors.Is(err, durable.ErrNotParked) {
+			writeError(w, http.StatusConflict, err.Error())
+			return
+		}
+		o.writeStoreError(w, r, err)
+		return
+	}
+	if !stream {
+		writeJSON(w, http.StatusAccepted, map[string]any{"run_id": req.RunID, "session_id": req.SessionID, "status": run.StatusRunning})
+		return
+	}
+	items, ok := o.events.Follow(r.Context(), req.RunID, from, heartbeatInterval)
+	sse := startSSE(w)
+	if !ok {
+		_ = sse.errorFrame("the run's events are not available here; poll GET …/runs/" + req.RunID)
+		return
+	}
+	for item := range items {
+		var err error
+		if item.Idle {
+			err = sse.comment("keepalive")
+		} else {
+			err = sse.entry(item.Entry)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
 // savePending writes the run's PENDING row, creating its session when it
 // is new.
 func (o *OS) savePending(ctx context.Context, runner run.Runner, in *run.Input) error {

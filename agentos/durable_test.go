@@ -2,6 +2,7 @@ package agentos_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -144,4 +145,34 @@ func TestDurableQueueDepthFIFOAndCancel(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []string{"first", "second"}, order, "one session's runs execute in submission order")
+}
+
+// TestDurableHITLOverHTTP: a background run pauses for a confirmation; an
+// inline continue is refused with 409, a background one resumes the run
+// through the queue.
+func TestDurableHITLOverHTTP(t *testing.T) {
+	deploy, err := tool.New(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
+		return "deployed", nil
+	})
+	require.NoError(t, err)
+	s := newDurableServer(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("Deployed.")}, []tool.Tool{deploy}, nil)
+	accepted := decode[map[string]any](t, s.postBackground(t, url.Values{"message": {"deploy"}, "stream": {"false"}, "session_id": {"h"}}, ""))
+	runID := accepted["run_id"].(string)
+	paused := pollRun(t, s, runID, "h")
+	require.Equal(t, "PAUSED", paused["status"])
+	tools := paused["tools"].([]any)
+	tools[0].(map[string]any)["confirmed"] = true
+	encoded, err := json.Marshal(tools)
+	require.NoError(t, err)
+
+	inline := s.postForm(t, "/agents/assistant/runs/"+runID+"/continue", url.Values{"tools": {string(encoded)}, "session_id": {"h"}, "stream": {"false"}})
+	require.Equal(t, http.StatusConflict, inline.StatusCode)
+	require.Contains(t, readAll(t, inline), "background=true")
+
+	resp := s.postForm(t, "/agents/assistant/runs/"+runID+"/continue", url.Values{"tools": {string(encoded)}, "session_id": {"h"}, "stream": {"false"}, "background": {"true"}})
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, readAll(t, resp))
+	require.Eventually(t, func() bool {
+		out := decode[map[string]any](t, s.get(t, "/agents/assistant/runs/"+runID+"?session_id=h"))
+		return out["status"] == "COMPLETED" && out["content"] == "Deployed."
+	}, 20*time.Second, 20*time.Millisecond)
 }

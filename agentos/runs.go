@@ -362,9 +362,25 @@ func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
 	}
 	f.jsonInto("tools", &req.Tools, "a JSON array of tool executions")
 	stream := f.boolean("stream", true)
+	background := f.boolean("background", false)
 	if len(f.issues) > 0 {
 		writeValidation(w, f.issues...)
 		return
+	}
+	if o.cfg.Queue != nil {
+		parked, err := o.cfg.Queue.Parked(r.Context(), req.RunID, req.UserID)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			o.writeStoreError(w, r, err)
+			return
+		}
+		switch {
+		case parked && !background:
+			writeError(w, http.StatusConflict, "this run is paused on the durable queue: continue it with background=true")
+			return
+		case parked:
+			o.continueDurable(w, r, runner, req, stream)
+			return
+		}
 	}
 	o.serveRun(w, r, stream, req.RunID, &inflightRun{agentID: runner.ID(), sessionID: req.SessionID, userID: req.UserID},
 		func(ctx context.Context) iter.Seq2[run.Event, error] { return continuer.Continue(ctx, req) },

@@ -351,6 +351,18 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 	if status != dbos.WorkflowStatusEnqueued && status != dbos.WorkflowStatusPending && status != dbos.WorkflowStatusDelayed {
 		return true, nil // over already
 	}
+	if status == dbos.WorkflowStatusPending {
+		// A paused run's workflow waits for a message, on whichever replica:
+		// wake it with the cancellation.
+		if j, err := decodeJob(found[0].Input); err == nil {
+			if parked, err := q.Parked(ctx, runID, j.UserID); err == nil && parked {
+				if err := dbos.Send(q.dbos, runID, continuation{Cancel: true}, continueTopic); err != nil {
+					return true, fmt.Errorf("durable: cancel run %s: %w", runID, err)
+				}
+				return true, nil
+			}
+		}
+	}
 	if err := dbos.CancelWorkflow(q.dbos, runID); err != nil {
 		return true, fmt.Errorf("durable: cancel run %s: %w", runID, err)
 	}
@@ -368,4 +380,46 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// ErrNotParked: the run is not waiting for a continuation on the queue.
+var ErrNotParked = errors.New("the run is not paused on the durable queue")
+
+// Parked reports whether a run of the queue is paused, its workflow waiting
+// for a continuation: such a run is continued with [Queue.Continue] only.
+func (q *Queue) Parked(ctx context.Context, runID string, userID string) (bool, error) {
+	found, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(runID), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
+	if err != nil {
+		return false, fmt.Errorf("durable: find run %s: %w", runID, err)
+	}
+	if len(found) == 0 || found[0].Status != dbos.WorkflowStatusPending {
+		return false, nil
+	}
+	rec, err := q.cfg.Store.GetRun(ctx, runID, userID)
+	if err != nil {
+		return false, fmt.Errorf("durable: read run %s: %w", runID, err)
+	}
+	return rec.Run.Status == run.StatusPaused, nil
+}
+
+// Continue hands a paused run its continuation (the resolved tools, or new
+// input); the run goes on where its workflow waits, on whichever replica.
+// A run that is not paused on the queue is [ErrNotParked].
+func (q *Queue) Continue(ctx context.Context, req *run.ContinueRequest) error {
+	q.submit.Lock() // one continuation per paused run from this process
+	defer q.submit.Unlock()
+	parked, err := q.Parked(ctx, req.RunID, req.UserID)
+	if err != nil {
+		return err
+	}
+	if !parked {
+		return fmt.Errorf("%w: run %s", ErrNotParked, req.RunID)
+	}
+	message := *req
+	message.Run = nil
+	if err := dbos.Send(q.dbos, req.RunID, continuation{Request: &message}, continueTopic); err != nil {
+		return fmt.Errorf("durable: continue run %s: %w", req.RunID, err)
+	}
+	q.cfg.Events.Register(req.RunID, run.StatusRunning)
+	return nil
 }

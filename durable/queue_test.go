@@ -2,7 +2,6 @@ package durable_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -49,7 +48,7 @@ func newFixture(t *testing.T, replies []scripted.Reply, tools []tool.Tool, confi
 func (f *fixture) start(t *testing.T, executor string, configure func(*durable.Config)) *durable.Queue {
 	t.Helper()
 	cfg := durable.Config{DatabaseURL: "sqlite:file:" + f.path, Store: f.store, Runners: []run.Runner{f.agent}, Events: f.events,
-		ExecutorID: executor, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		ExecutorID: executor, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -72,13 +71,13 @@ func newRunID() string {
 	return "run-" + time.Now().Format("150405.000000") + "-" + string(rune('a'+runCounter.Add(1)%26))
 }
 
-// wait polls a run until it is terminal.
+// wait polls a run until it is terminal (PAUSED does not count).
 func (f *fixture) wait(t *testing.T, runID string) *run.Output {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		rec, err := f.store.GetRun(t.Context(), runID, "")
-		if err == nil && rec.Run.Status.Terminal() {
+		if err == nil && rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused {
 			return rec.Run
 		}
 		require.True(t, time.Now().Before(deadline), "run %s not terminal", runID)
@@ -270,4 +269,63 @@ func TestCancelFromAnotherReplica(t *testing.T) {
 	out := f.wait(t, accepted.RunID)
 	require.Equal(t, run.StatusCancelled, out.Status)
 	require.Less(t, time.Since(cancelled), time.Second)
+}
+
+// TestPausedRunParksItsSession: a run that pauses for a confirmation holds
+// its session: the next submission waits behind it until the continuation
+// arrives through the queue; then both complete, in order.
+func TestPausedRunParksItsSession(t *testing.T) {
+	confirm, err := tool.New(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
+		return "deployed", nil
+	})
+	require.NoError(t, err)
+	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("Deployed."), scripted.Text("Next one.")},
+		[]tool.Tool{confirm}, nil)
+	paused, err := f.submit(t, "s1", "deploy it", "")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		rec, err := f.store.GetRun(t.Context(), paused.RunID, "")
+		return err == nil && rec.Run.Status == run.StatusPaused
+	}, 10*time.Second, 10*time.Millisecond)
+	next, err := f.submit(t, "s1", "then this", "")
+	require.NoError(t, err)
+	time.Sleep(150 * time.Millisecond)
+	rec, err := f.store.GetRun(t.Context(), next.RunID, "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusPending, rec.Run.Status, "the session waits for the paused run")
+
+	parked, err := f.queue.Parked(t.Context(), paused.RunID, "")
+	require.NoError(t, err)
+	require.True(t, parked)
+	stored, err := f.store.GetRun(t.Context(), paused.RunID, "")
+	require.NoError(t, err)
+	tools := stored.Run.Tools
+	confirmed := true
+	tools[0].Confirmed = &confirmed
+	require.NoError(t, f.queue.Continue(t.Context(), &run.ContinueRequest{RunID: paused.RunID, Tools: tools}))
+	require.Equal(t, "Deployed.", f.wait(t, paused.RunID).Content)
+	require.Equal(t, "Next one.", f.wait(t, next.RunID).Content)
+	require.ErrorIs(t, f.queue.Continue(t.Context(), &run.ContinueRequest{RunID: paused.RunID}), durable.ErrNotParked)
+}
+
+// TestCancelParkedRun: cancelling a paused run ends it CANCELLED and frees
+// its session.
+func TestCancelParkedRun(t *testing.T) {
+	confirm, err := tool.New(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
+		return "deployed", nil
+	})
+	require.NoError(t, err)
+	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("after")}, []tool.Tool{confirm}, nil)
+	paused, err := f.submit(t, "s1", "deploy it", "")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		ok, err := f.queue.Parked(t.Context(), paused.RunID, "")
+		return err == nil && ok
+	}, 10*time.Second, 10*time.Millisecond)
+	next, err := f.submit(t, "s1", "then this", "")
+	require.NoError(t, err)
+	_, err = f.queue.Cancel(t.Context(), paused.RunID)
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCancelled, f.wait(t, paused.RunID).Status)
+	require.Equal(t, "after", f.wait(t, next.RunID).Content, "the session is free again")
 }

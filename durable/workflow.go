@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -54,32 +55,84 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 			Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: "the worker running this run was lost"})
 	}
 	in := j.input()
-	journaled := run.WithJournal(runCtx, &journal{wf: ctx, runID: j.RunID})
-	status := run.StatusError
+	jr := &journal{wf: ctx, runID: j.RunID}
+	journaled := run.WithJournal(runCtx, jr)
+	status := q.follow(j, runner.Stream(journaled, in))
+	for status == run.StatusPaused {
+		// The run waits for a person: the workflow parks, holding its
+		// session's place in the queue, until POST …/continue sends the
+		// resolution (or the run is cancelled).
+		q.cfg.Events.Finish(j.RunID, run.StatusPaused)
+		req, ok := q.awaitContinue(ctx, j)
+		if !ok {
+			status = q.settle(j, run.StatusCancelled, "the paused run was cancelled")
+			break
+		}
+		continuer, ok := runner.(run.Continuer)
+		if !ok {
+			status = q.settle(j, run.StatusError, "agent "+j.AgentID+" cannot continue runs")
+			break
+		}
+		req.RunID, req.SessionID, req.UserID = j.RunID, j.SessionID, j.UserID
+		q.cfg.Events.Register(j.RunID, run.StatusRunning)
+		status = q.follow(j, continuer.Continue(journaled, req))
+	}
+	q.cfg.Events.Finish(j.RunID, status)
+	return string(status), nil
+}
+
+// follow passes a run's events to the event log and returns the status the
+// run ended with, writing ERROR when it could not start or ended without a
+// final event.
+func (q *Queue) follow(j job, events iter.Seq2[run.Event, error]) run.Status {
 	var last run.Event
-	for event, err := range runner.Stream(journaled, in) {
+	for event, err := range events {
 		if err != nil {
-			status = q.settle(j, run.StatusError, err.Error())
-			q.cfg.Events.Finish(j.RunID, status)
-			return string(status), nil
+			return q.settle(j, run.StatusError, err.Error())
 		}
 		q.cfg.Events.Append(event)
 		last = event
 	}
 	switch last.(type) {
 	case *run.RunCompleted:
-		status = run.StatusCompleted
+		return run.StatusCompleted
 	case *run.RunPaused:
-		status = run.StatusPaused
+		return run.StatusPaused
 	case *run.RunCancelled:
-		status = run.StatusCancelled
+		return run.StatusCancelled
 	case *run.RunError:
-		status = run.StatusError
-	default:
-		status = q.settle(j, run.StatusError, "the run ended without a final state")
+		return run.StatusError
 	}
-	q.cfg.Events.Finish(j.RunID, status)
-	return string(status), nil
+	return q.settle(j, run.StatusError, "the run ended without a final state")
+}
+
+// continueTopic is the workflow message topic of continuations.
+const continueTopic = "continue"
+
+// parkInterval bounds one wait for a continuation; the wait is repeated.
+const parkInterval = 24 * time.Hour
+
+// continuation is the message a parked run receives: its continuation, or
+// its cancellation.
+type continuation struct {
+	Request *run.ContinueRequest `json:"request,omitempty"`
+	Cancel  bool                 `json:"cancel,omitempty"`
+}
+
+// awaitContinue waits for the continuation of a paused run; false when the
+// run was cancelled meanwhile.
+func (q *Queue) awaitContinue(ctx dbos.Context, j job) (*run.ContinueRequest, bool) {
+	for {
+		msg, err := dbos.Recv[continuation](ctx, continueTopic, parkInterval)
+		switch {
+		case err == nil && msg.Request != nil && !msg.Cancel:
+			return msg.Request, true
+		case errors.Is(err, dbos.ErrTimeout) && ctx.Err() == nil:
+			continue
+		default:
+			return nil, false
+		}
+	}
 }
 
 // queueAttemptKey is the run metadata key counting the times the queue
@@ -110,6 +163,12 @@ func (q *Queue) nextAttempt(j job) (int, map[string]any) {
 		previous = int(n)
 	} else if n, ok := metadata[queueAttemptKey].(int); ok {
 		previous = n
+	}
+	if rec.Run.Status == run.StatusPaused {
+		// Re-executed while parked for a person: nothing was lost.
+		attempt := max(previous, 1)
+		metadata[queueAttemptKey] = attempt
+		return attempt, metadata
 	}
 	if previous == 0 && rec.Run.Status == run.StatusRunning {
 		previous = 1
@@ -157,15 +216,15 @@ func (q *Queue) fail(j job, message string) {
 	q.cfg.Events.Finish(j.RunID, run.StatusError)
 }
 
-// settle writes status onto a run whose stored row is not terminal yet,
-// with a matching final event, and returns the run's final status: status,
-// or the one already stored.
+// settle writes status onto a run whose stored row is not final yet (or is
+// PAUSED), with a matching final event, and returns the run's final status:
+// status, or the one already stored.
 func (q *Queue) settle(j job, status run.Status, message string) run.Status {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
-	if err == nil && rec.Run.Status.Terminal() {
-		return rec.Run.Status
+	if err == nil && rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused {
+		return rec.Run.Status // the run stored its own outcome; a paused one can still be cancelled
 	}
 	if err == nil {
 		rec.Run.Status = status
