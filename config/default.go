@@ -22,6 +22,7 @@ func defaultFile(source string) *File {
 			MaxAttempts:    DefaultMaxAttempts,
 
 			StopTimeoutSeconds: DefaultStopTimeoutSeconds,
+			LockGraceSeconds:   DefaultLockGraceSeconds,
 		},
 		Models: map[string]*Model{},
 	}

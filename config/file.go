@@ -25,6 +25,8 @@ const (
 	DefaultMaxAttempts = 1
 	// DefaultStopTimeoutSeconds is queue.stop_timeout_seconds when not set.
 	DefaultStopTimeoutSeconds = 30
+	// DefaultLockGraceSeconds is queue.lock_grace_seconds when not set.
+	DefaultLockGraceSeconds = 60
 	// DefaultJWTAlgorithm is auth.jwt.algorithm when not set.
 	DefaultJWTAlgorithm = "RS256"
 )
@@ -108,6 +110,10 @@ type Queue struct {
 	// runs executing here before leaving them to the next start. Defaults
 	// to [DefaultStopTimeoutSeconds].
 	StopTimeoutSeconds int
+	// LockGraceSeconds is how long another replica may stay silent before
+	// its unfinished runs are taken over. Defaults to
+	// [DefaultLockGraceSeconds]; at least 3.
+	LockGraceSeconds int
 	// ExecutorID names this server process on the durable queue: a server
 	// restarted with the same id resumes the runs it left unfinished.
 	// Defaults to $AGNOGO_EXECUTOR_ID, else the host name and the database.

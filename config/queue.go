@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/durable"
@@ -71,6 +72,7 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		MaxConcurrency: concurrency,
 		MaxQueueDepth:  o.File.Queue.MaxQueueDepth,
 		MaxAttempts:    o.File.Queue.MaxAttempts,
+		LockGrace:      time.Duration(o.File.Queue.LockGraceSeconds) * time.Second,
 		Logger:         opts.Logger,
 	})
 	if err != nil {

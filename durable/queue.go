@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
 	// SQLite support for DBOS, on modernc.org/sqlite like the run store.
 	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite"
 
@@ -83,6 +84,10 @@ type Config struct {
 	MaxAttempts int
 	// PollInterval defaults to [DefaultPollInterval].
 	PollInterval time.Duration
+	// LockGrace is how long another executor may stay silent before its
+	// unfinished runs are taken over here. Defaults to [DefaultLockGrace];
+	// at least [MinLockGrace].
+	LockGrace time.Duration
 	// CancelCheckInterval is how often the runs executing here are checked
 	// for a cancel made on another replica. Defaults to
 	// [DefaultCancelCheckInterval].
@@ -123,6 +128,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	cfg.MaxAttempts = max(1, cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts))
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
 	cfg.CancelCheckInterval = cmp.Or(cfg.CancelCheckInterval, DefaultCancelCheckInterval)
+	cfg.LockGrace = max(cmp.Or(cfg.LockGrace, DefaultLockGrace), MinLockGrace)
 	if cfg.ExecutorID == "" {
 		host, err := os.Hostname()
 		if err != nil {
@@ -169,9 +175,19 @@ func (q *Queue) Launch() error {
 	if err := dbos.Launch(q.dbos); err != nil {
 		return fmt.Errorf("durable: launch: %w", err)
 	}
+	rt, err := internals.RuntimeOf(q.dbos)
+	if err != nil {
+		return fmt.Errorf("durable: launch: %w", err)
+	}
+	h := &heartbeats{rt: rt, id: q.cfg.ExecutorID, grace: q.cfg.LockGrace}
 	ctx, stop := context.WithCancel(context.Background())
+	if err := h.ensure(ctx); err != nil {
+		stop()
+		return err
+	}
 	q.stop = stop
 	q.stopped.Go(func() { q.watchCancels(ctx) })
+	q.stopped.Go(func() { q.watchExecutors(ctx, h) })
 	return nil
 }
 

@@ -329,3 +329,42 @@ func TestCancelParkedRun(t *testing.T) {
 	require.Equal(t, run.StatusCancelled, f.wait(t, paused.RunID).Status)
 	require.Equal(t, "after", f.wait(t, next.RunID).Content, "the session is free again")
 }
+
+// TestTakeOverFromADeadReplica: the process executing a run dies; another
+// replica on the same database notices its silence after the lock grace and
+// either ends the run ERROR with the requeue hint (max_attempts 1) or
+// finishes it without repeating its completed steps (max_attempts 2).
+func TestTakeOverFromADeadReplica(t *testing.T) {
+	for _, attempts := range []int{1, 2} {
+		t.Run(map[int]string{1: "at most once", 2: "continues"}[attempts], func(t *testing.T) {
+			stuck := newBlocker()
+			var charges atomic.Int32
+			charge, err := tool.New(tool.Config{Name: "charge"}, func(context.Context, struct{}) (string, error) {
+				charges.Add(1)
+				return "charged", nil
+			})
+			require.NoError(t, err)
+			settings := func(c *durable.Config) { c.MaxAttempts = attempts; c.LockGrace = durable.MinLockGrace }
+			replies := []scripted.Reply{scripted.ToolCall("charge", `{}`), scripted.ToolCall("work", `{}`), scripted.Text("finished elsewhere")}
+			f := newFixture(t, replies, []tool.Tool{charge, stuck.tool(t, false)}, settings)
+			t.Cleanup(stuck.open)
+			accepted, err := f.submit(t, "s1", "go", "")
+			require.NoError(t, err)
+			<-stuck.started
+			// exec-1 dies: no more heartbeats, its run left unfinished.
+			_ = f.queue.Shutdown(50 * time.Millisecond)
+			died := time.Now()
+			f.start(t, "exec-2", settings)
+			out := f.wait(t, accepted.RunID)
+			require.GreaterOrEqual(t, time.Since(died), durable.MinLockGrace, "taken over only after the grace")
+			if attempts == 1 {
+				require.Equal(t, run.StatusError, out.Status)
+				require.Contains(t, out.Content, "requeue")
+				return
+			}
+			require.Equal(t, run.StatusCompleted, out.Status, "%v", out.Content)
+			require.Equal(t, "finished elsewhere", out.Content)
+			require.Equal(t, int32(1), charges.Load(), "the completed tool call is not repeated")
+		})
+	}
+}

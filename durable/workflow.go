@@ -33,8 +33,7 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 	attempt, metadata := q.nextAttempt(j)
 	j.Metadata = metadata
 	if attempt > q.cfg.MaxAttempts {
-		q.settle(j, run.StatusError, fmt.Sprintf("The worker running this run was lost and its attempt budget (max_attempts: %d) is spent. "+
-			"Run it again with POST /queue/jobs/%s/requeue, or set queue.max_attempts: 2 so lost runs continue on their own.", q.cfg.MaxAttempts, j.RunID))
+		q.settle(j, run.StatusError, lostMessage(q.cfg.MaxAttempts, j.RunID))
 		return string(run.StatusError), nil
 	}
 	runCtx, cancel := context.WithCancel(ctx)
