@@ -25,16 +25,32 @@ const settleTimeout = 10 * time.Second
 // either gives up (the attempts are spent) or goes on from the last
 // completed step.
 func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
+	jr := &journal{wf: ctx, runID: j.RunID, log: q.log}
+	status := q.runWorkflow(ctx, jr, j)
+	jr.flush()
+	if status != run.StatusPaused {
+		if err := dbos.CloseStream(ctx, streamKey); err != nil {
+			q.log.Warn("durable: closing the event stream failed", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
+		}
+	}
+	q.cfg.Events.Finish(j.RunID, status)
+	return string(status), nil
+}
+
+// runWorkflow drives one run to its final status, parking while it is
+// paused.
+func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	runner, ok := q.runners[j.AgentID]
 	if !ok {
-		q.settle(j, run.StatusError, fmt.Sprintf("agent %s is not served by this process", j.AgentID))
-		return string(run.StatusError), nil
+		return q.settleIn(jr, j, run.StatusError, fmt.Sprintf("agent %s is not served by this process", j.AgentID))
 	}
-	attempt, metadata := q.nextAttempt(j)
+	attempt, resumed, metadata := q.nextAttempt(j)
 	j.Metadata = metadata
+	if resumed {
+		q.seedIndices(j.RunID)
+	}
 	if attempt > q.cfg.MaxAttempts {
-		q.settle(j, run.StatusError, lostMessage(q.cfg.MaxAttempts, j.RunID))
-		return string(run.StatusError), nil
+		return q.settleIn(jr, j, run.StatusError, lostMessage(q.cfg.MaxAttempts, j.RunID))
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -49,47 +65,52 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 
 	if attempt > 1 {
 		q.cfg.Events.Register(j.RunID, run.StatusRunning)
-		q.cfg.Events.Append(&run.RunRetry{BaseEvent: run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID,
+		q.appendEvent(jr, &run.RunRetry{BaseEvent: run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID,
 			AgentName: runner.Name(), CreatedAt: q.cfg.Now().Unix()},
 			Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: "the worker running this run was lost"})
 	}
-	in := j.input()
-	jr := &journal{wf: ctx, runID: j.RunID}
 	journaled := run.WithJournal(runCtx, jr)
-	status := q.follow(j, runner.Stream(journaled, in))
+	status := q.follow(jr, j, runner.Stream(journaled, j.input()))
 	for status == run.StatusPaused {
 		// The run waits for a person: the workflow parks, holding its
 		// session's place in the queue, until POST …/continue sends the
 		// resolution (or the run is cancelled).
+		jr.flush()
 		q.cfg.Events.Finish(j.RunID, run.StatusPaused)
 		req, ok := q.awaitContinue(ctx, j)
 		if !ok {
-			status = q.settle(j, run.StatusCancelled, "the paused run was cancelled")
-			break
+			return q.settleIn(jr, j, run.StatusCancelled, "the paused run was cancelled")
 		}
 		continuer, ok := runner.(run.Continuer)
 		if !ok {
-			status = q.settle(j, run.StatusError, "agent "+j.AgentID+" cannot continue runs")
-			break
+			return q.settleIn(jr, j, run.StatusError, "agent "+j.AgentID+" cannot continue runs")
 		}
 		req.RunID, req.SessionID, req.UserID = j.RunID, j.SessionID, j.UserID
 		q.cfg.Events.Register(j.RunID, run.StatusRunning)
-		status = q.follow(j, continuer.Continue(journaled, req))
+		status = q.follow(jr, j, continuer.Continue(journaled, req))
 	}
-	q.cfg.Events.Finish(j.RunID, status)
-	return string(status), nil
+	return status
+}
+
+// appendEvent numbers an event in the event log and keeps it for the run's
+// durable event stream.
+func (q *Queue) appendEvent(jr *journal, e run.Event) {
+	entry := q.cfg.Events.Append(e)
+	if jr != nil {
+		jr.record(entry)
+	}
 }
 
 // follow passes a run's events to the event log and returns the status the
 // run ended with, writing ERROR when it could not start or ended without a
 // final event.
-func (q *Queue) follow(j job, events iter.Seq2[run.Event, error]) run.Status {
+func (q *Queue) follow(jr *journal, j job, events iter.Seq2[run.Event, error]) run.Status {
 	var last run.Event
 	for event, err := range events {
 		if err != nil {
-			return q.settle(j, run.StatusError, err.Error())
+			return q.settleIn(jr, j, run.StatusError, err.Error())
 		}
-		q.cfg.Events.Append(event)
+		q.appendEvent(jr, event)
 		last = event
 	}
 	switch last.(type) {
@@ -102,7 +123,7 @@ func (q *Queue) follow(j job, events iter.Seq2[run.Event, error]) run.Status {
 	case *run.RunError:
 		return run.StatusError
 	}
-	return q.settle(j, run.StatusError, "the run ended without a final state")
+	return q.settleIn(jr, j, run.StatusError, "the run ended without a final state")
 }
 
 // continueTopic is the workflow message topic of continuations.
@@ -142,17 +163,17 @@ const queueAttemptKey = "queue_attempt"
 // run it with. A run whose row shows an earlier execution that never ended
 // (RUNNING, or PENDING with a recorded attempt) was cut short by a lost
 // worker: that attempt is added to metadata.attempts.
-func (q *Queue) nextAttempt(j job) (int, map[string]any) {
+func (q *Queue) nextAttempt(j job) (attempt int, resumed bool, metadata map[string]any) {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	metadata := map[string]any{}
+	metadata = map[string]any{}
 	for k, v := range j.Metadata {
 		metadata[k] = v
 	}
 	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
 	if err != nil {
 		metadata[queueAttemptKey] = 1
-		return 1, metadata
+		return 1, false, metadata
 	}
 	for k, v := range rec.Run.Metadata {
 		metadata[k] = v
@@ -167,12 +188,12 @@ func (q *Queue) nextAttempt(j job) (int, map[string]any) {
 		// Re-executed while parked for a person: nothing was lost.
 		attempt := max(previous, 1)
 		metadata[queueAttemptKey] = attempt
-		return attempt, metadata
+		return attempt, true, metadata
 	}
 	if previous == 0 && rec.Run.Status == run.StatusRunning {
 		previous = 1
 	}
-	attempt := previous + 1
+	attempt = previous + 1
 	if previous > 0 {
 		lost := "the worker running this attempt was lost"
 		out := &run.Output{Metadata: metadata}
@@ -180,7 +201,7 @@ func (q *Queue) nextAttempt(j job) (int, map[string]any) {
 		metadata = out.Metadata
 	}
 	metadata[queueAttemptKey] = attempt
-	return attempt, metadata
+	return attempt, previous > 0, metadata
 }
 
 // input rebuilds the run's input, with the fields that route it.
@@ -210,15 +231,20 @@ func decodeJob(input any) (job, error) {
 }
 
 // fail marks a run that could not be queued as ERROR.
-func (q *Queue) fail(j job, message string) {
-	q.settle(j, run.StatusError, message)
-	q.cfg.Events.Finish(j.RunID, run.StatusError)
+func (q *Queue) fail(j job, message string) { q.settle(j, run.StatusError, message) }
+
+// settle is settleIn outside a run's workflow.
+func (q *Queue) settle(j job, status run.Status, message string) run.Status {
+	status = q.settleIn(nil, j, status, message)
+	q.cfg.Events.Finish(j.RunID, status)
+	return status
 }
 
-// settle writes status onto a run whose stored row is not final yet (or is
+// settleIn writes status onto a run whose stored row is not final yet (or is
 // PAUSED), with a matching final event, and returns the run's final status:
-// status, or the one already stored.
-func (q *Queue) settle(j job, status run.Status, message string) run.Status {
+// status, or the one already stored. Inside a workflow (jr not nil) the
+// event also goes to the run's durable stream.
+func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) run.Status {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
@@ -238,11 +264,10 @@ func (q *Queue) settle(j job, status run.Status, message string) run.Status {
 		base.AgentName = r.Name()
 	}
 	if status == run.StatusCancelled {
-		q.cfg.Events.Append(&run.RunCancelled{BaseEvent: base, Reason: message})
+		q.appendEvent(jr, &run.RunCancelled{BaseEvent: base, Reason: message})
 	} else {
-		q.cfg.Events.Append(&run.RunError{BaseEvent: base, Content: message})
+		q.appendEvent(jr, &run.RunError{BaseEvent: base, Content: message})
 	}
-	q.cfg.Events.Finish(j.RunID, status)
 	return status
 }
 
@@ -273,9 +298,11 @@ func RecordPending(ctx context.Context, store storage.Store, runner run.Runner, 
 type journal struct {
 	wf    dbos.Context
 	runID string
+	log   *slog.Logger
 
-	mu   sync.Mutex
-	next int
+	mu      sync.Mutex
+	next    int
+	pending []streamEntry // events not yet in the durable stream
 }
 
 var _ run.Journal = (*journal)(nil)
@@ -303,6 +330,7 @@ func bound(ctx context.Context, key string, fn run.StepFunc) dbos.Step[[]byte] {
 // Step implements run.Journal.
 func (j *journal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byte, error) {
 	out, err := dbos.RunAsStep(j.wf, bound(ctx, j.key(), fn), dbos.WithStepName(name))
+	j.flush()
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
@@ -329,5 +357,6 @@ func (j *journal) Steps(ctx context.Context, names []string, fns []run.StepFunc)
 		outcome := <-ch
 		results[i], errs[i] = outcome.Result, outcome.Err
 	}
+	j.flush()
 	return results, errs
 }

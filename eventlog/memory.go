@@ -148,6 +148,15 @@ func (m *Memory) Append(e run.Event) Entry {
 	return entry
 }
 
+// Seed makes the run's next event index at least next: a run resumed in
+// another process goes on numbering after the events it streamed there.
+func (m *Memory) Seed(runID string, next int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.streamFor(runID, run.StatusRunning)
+	s.next = max(s.next, next)
+}
+
 // Finish records a run's terminal status. Its events stay replayable for
 // the configured retention.
 func (m *Memory) Finish(runID string, status run.Status) {

@@ -142,3 +142,11 @@ func TestFinishedRunsAreEvicted(t *testing.T) {
 	_, ok = log.Lookup("live")
 	require.True(t, ok, "a run in flight is never evicted")
 }
+
+func TestSeedContinuesNumbering(t *testing.T) {
+	log := eventlog.NewMemory(eventlog.MemoryConfig{})
+	log.Seed("r1", 7)
+	require.Equal(t, int64(7), log.Append(content("r1", "after a restart")).Index)
+	log.Seed("r1", 3)
+	require.Equal(t, int64(8), log.Append(content("r1", "never backwards")).Index)
+}
