@@ -30,15 +30,21 @@ import (
 func newDurableServer(t *testing.T, replies []scripted.Reply, tools []tool.Tool, configure func(*durable.Config)) *server {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "os.db")
+	return newReplica(t, path, "test", scripted.New(replies), tools, configure)
+}
+
+// newReplica is one server with its own durable queue (executor) on the
+// SQLite database at path; several share a database as replicas do.
+func newReplica(t *testing.T, path, executor string, m *scripted.Model, tools []tool.Tool, configure func(*durable.Config)) *server {
+	t.Helper()
 	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
-	m := scripted.New(replies)
 	a, err := agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: m, Store: store, Tools: tools})
 	require.NoError(t, err)
 	events := agentos.NewEventLog()
 	qcfg := durable.Config{DatabaseURL: "sqlite:file:" + path, Store: store, Runners: []run.Runner{a}, Events: events,
-		ExecutorID: "test", PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		ExecutorID: executor, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if configure != nil {
 		configure(&qcfg)
 	}
@@ -175,4 +181,45 @@ func TestDurableHITLOverHTTP(t *testing.T) {
 		out := decode[map[string]any](t, s.get(t, "/agents/assistant/runs/"+runID+"?session_id=h"))
 		return out["status"] == "COMPLETED" && out["content"] == "Deployed."
 	}, 20*time.Second, 20*time.Millisecond)
+}
+
+// TestResumeOnAnotherReplica: a run executing on replica A is resumed on
+// replica B, which never saw it: B catches up from the durable stream and
+// follows the run to its end, with the same indices A assigned.
+func TestResumeOnAnotherReplica(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	gate, err := tool.New(tool.Config{Name: "gate"}, func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-release
+		return "open", nil
+	})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "shared.db")
+	m := scripted.New([]scripted.Reply{scripted.ToolCall("gate", `{}`), {Content: "through both", Chunks: 2}})
+	a := newReplica(t, path, "replica-a", m, []tool.Tool{gate}, nil)
+	accepted := decode[map[string]any](t, a.postBackground(t, url.Values{"message": {"go"}, "stream": {"false"}, "session_id": {"x"}}, ""))
+	runID := accepted["run_id"].(string)
+	<-started
+	b := newReplica(t, path, "replica-b", m, []tool.Tool{gate}, nil)
+
+	// The stream holds what A wrote after the run's first step (RunStarted):
+	// events reach the durable stream step by step.
+	resp := b.postForm(t, "/agents/assistant/runs/"+runID+"/resume", url.Values{"last_event_index": {"-1"}, "session_id": {"x"}})
+	framesCh := make(chan []frame, 1)
+	go func() { framesCh <- readFrames(t, resp.Body) }()
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	var frames []frame
+	select {
+	case frames = <-framesCh:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the resumed stream on B did not end with the run")
+	}
+	names := frameNames(frames)
+	require.Equal(t, "catch_up", names[0], names)
+	require.Contains(t, names, "subscribed")
+	require.Equal(t, "RunCompleted", names[len(names)-1], names)
+
+	onA := readFrames(t, a.postForm(t, "/agents/assistant/runs/"+runID+"/resume", url.Values{"last_event_index": {"-1"}, "session_id": {"x"}}).Body)
+	require.Equal(t, indices(t, onA), indices(t, frames), "the same events with the same indices on both replicas")
 }

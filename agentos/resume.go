@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -51,7 +52,61 @@ func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request) {
 		_ = sse.errorFrame("Run " + runID + " not found")
 		return
 	}
+	if o.cfg.Queue != nil && o.resumeFromQueue(r, sse, stored, last) {
+		return
+	}
 	replayStored(sse, stored, last)
+}
+
+// resumeFromQueue answers from the durable stream of a run of the queue,
+// which any replica can read; false when the queue has no events for it.
+func (o *OS) resumeFromQueue(r *http.Request, sse *sseWriter, stored *run.Output, last int64) bool {
+	var missed []eventlog.Entry
+	for entry, err := range o.cfg.Queue.Events(r.Context(), stored.RunID, last, false) {
+		if err != nil {
+			return false
+		}
+		missed = append(missed, entry)
+	}
+	if len(missed) == 0 && stored.Status.Terminal() {
+		return false // nothing streamed: the stored events answer
+	}
+	if stored.Status.Terminal() {
+		if sse.control("replay", map[string]any{"run_id": stored.RunID, "status": stored.Status, "total_events": len(missed),
+			"last_event_index_requested": last, "message": "Replaying the events of a finished run"}) != nil {
+			return true
+		}
+		for _, entry := range missed {
+			if sse.entry(entry) != nil {
+				return true
+			}
+		}
+		return true
+	}
+	if len(missed) > 0 {
+		if sse.control("catch_up", map[string]any{"missed_events": len(missed), "current_event_count": len(missed), "status": "running"}) != nil {
+			return true
+		}
+		for _, entry := range missed {
+			if sse.entry(entry) != nil {
+				return true
+			}
+			last = entry.Index
+		}
+	}
+	if sse.control("subscribed", map[string]any{"current_event_count": len(missed), "status": "running", "message": "Subscribed to the run's live events"}) != nil {
+		return true
+	}
+	for entry, err := range o.cfg.Queue.Events(r.Context(), stored.RunID, last, true) {
+		if err != nil {
+			_ = sse.errorFrame("following the run failed; resume again with the last event_index")
+			return true
+		}
+		if sse.entry(entry) != nil {
+			return true
+		}
+	}
+	return true
 }
 
 // resumableRun checks the caller may follow the run: it is this agent's, in
