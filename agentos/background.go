@@ -191,7 +191,7 @@ func (o *OS) runBackground(ctx context.Context, cancel context.CancelFunc, done 
 		o.events.Append(event)
 		last = event
 	}
-	if final, ok := terminalStatus(last); ok {
+	if final, ok := run.FinalStatus(last); ok {
 		status = final
 		return
 	}

@@ -158,26 +158,11 @@ func (o *OS) finishLogged(last run.Event, fallback run.Status) {
 	if last == nil {
 		return
 	}
-	status, ok := terminalStatus(last)
+	status, ok := run.FinalStatus(last)
 	if !ok {
 		status = fallback
 	}
 	o.events.Finish(last.Base().RunID, status)
-}
-
-// terminalStatus is the status a run's final event announces.
-func terminalStatus(e run.Event) (run.Status, bool) {
-	switch e.(type) {
-	case *run.RunCompleted:
-		return run.StatusCompleted, true
-	case *run.RunError:
-		return run.StatusError, true
-	case *run.RunCancelled:
-		return run.StatusCancelled, true
-	case *run.RunPaused:
-		return run.StatusPaused, true
-	}
-	return "", false
 }
 
 // writeRunError answers a run that could not start.

@@ -113,15 +113,8 @@ func (q *Queue) follow(jr *journal, j job, events iter.Seq2[run.Event, error]) r
 		q.appendEvent(jr, event)
 		last = event
 	}
-	switch last.(type) {
-	case *run.RunCompleted:
-		return run.StatusCompleted
-	case *run.RunPaused:
-		return run.StatusPaused
-	case *run.RunCancelled:
-		return run.StatusCancelled
-	case *run.RunError:
-		return run.StatusError
+	if status, final := run.FinalStatus(last); final {
+		return status
 	}
 	return q.settleIn(jr, j, run.StatusError, "the run ended without a final state")
 }

@@ -144,6 +144,10 @@ func (m *Memory) Append(e run.Event) Entry {
 	}
 	// Appends of one run come from its one producer, in index order.
 	s.entries = append(s.entries, entry)
+	if status, final := run.FinalStatus(e); final {
+		// The run's final event ends its stream; followers stop here.
+		m.finish(base.RunID, s, status)
+	}
 	s.notify()
 	return entry
 }
@@ -157,16 +161,24 @@ func (m *Memory) Seed(runID string, next int64) {
 	s.next = max(s.next, next)
 }
 
-// Finish records a run's terminal status. Its events stay replayable for
-// the configured retention.
+// Finish records a run's terminal status (its final event, when appended,
+// already did). Its events stay replayable for the configured retention.
 func (m *Memory) Finish(runID string, status run.Status) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.streamFor(runID, status)
-	s.status, s.finished, s.ended = status, true, m.cfg.Now()
-	m.finished = append(m.finished, runID)
+	if s.finished && s.status == status {
+		return // its final event said so already
+	}
+	m.finish(runID, s, status)
 	s.notify()
 	m.evict()
+}
+
+// finish marks a stream ended; the log's mutex is held.
+func (m *Memory) finish(runID string, s *stream, status run.Status) {
+	s.status, s.finished, s.ended = status, true, m.cfg.Now()
+	m.finished = append(m.finished, runID)
 }
 
 // Lookup reports what the log knows of a run.

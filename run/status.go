@@ -75,3 +75,19 @@ func (s *Status) UnmarshalJSON(data []byte) error {
 	*s = parsed
 	return nil
 }
+
+// FinalStatus is the status a run's final event announces: RunCompleted,
+// RunError, RunCancelled or RunPaused. Other events are not final.
+func FinalStatus(e Event) (Status, bool) {
+	switch e.(type) {
+	case *RunCompleted:
+		return StatusCompleted, true
+	case *RunError:
+		return StatusError, true
+	case *RunCancelled:
+		return StatusCancelled, true
+	case *RunPaused:
+		return StatusPaused, true
+	}
+	return "", false
+}
