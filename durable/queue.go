@@ -65,6 +65,9 @@ type Config struct {
 	// own database, as sqlite:file:/path/agnogo.db or a postgres:// URL
 	// (DBOS uses its own "dbos" schema there). Required.
 	DatabaseURL string
+	// Schema is the Postgres schema DBOS keeps its tables in (ignored on
+	// SQLite). Defaults to "dbos".
+	Schema string
 	// Store keeps the sessions and runs. Required.
 	Store storage.Store
 	// Runners are the agents runs can be submitted to.
@@ -151,6 +154,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 		DatabaseURL:        cfg.DatabaseURL,
 		ApplicationVersion: cfg.ApplicationVersion,
 		ExecutorID:         cfg.ExecutorID,
+		DatabaseSchema:     cfg.Schema,
 		Logger:             cfg.Logger.With(slog.String("component", "durable")),
 	})
 	if err != nil {

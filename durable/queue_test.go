@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,16 +15,19 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/postgres"
 	"github.com/agnogo/agnogo/storage/sqlite"
 	"github.com/agnogo/agnogo/tool"
 )
 
 // fixture is a queue over one SQLite database with one agent.
 type fixture struct {
-	path   string
+	dbURL  string
+	schema string
 	store  storage.Store
 	model  *scripted.Model
 	agent  *agent.Agent
@@ -33,21 +37,41 @@ type fixture struct {
 
 func newFixture(t *testing.T, replies []scripted.Reply, tools []tool.Tool, configure func(*durable.Config)) *fixture {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "agnogo.db")
-	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	f := &fixture{path: path, store: store, model: scripted.New(replies), events: eventlog.NewMemory(eventlog.MemoryConfig{})}
-	f.agent, err = agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: f.model, Store: store, Tools: tools})
+	f := &fixture{model: scripted.New(replies), events: eventlog.NewMemory(eventlog.MemoryConfig{})}
+	if postgresBackend(t) {
+		url := testdb.PostgresURL(t)
+		schema := testdb.UniqueName(t, "agnogo")
+		store, err := postgres.Open(t.Context(), postgres.Config{URL: url, Schema: schema, AutoMigrate: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { store.Close() })
+		f.store, f.dbURL, f.schema = store, url, schema+"_dbos"
+	} else {
+		path := filepath.Join(t.TempDir(), "agnogo.db")
+		store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
+		require.NoError(t, err)
+		t.Cleanup(func() { store.Close() })
+		f.store, f.dbURL = store, "sqlite:file:"+path
+	}
+	var err error
+	f.agent, err = agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: f.model, Store: f.store, Tools: tools})
 	require.NoError(t, err)
 	f.queue = f.start(t, "exec-1", configure)
 	return f
 }
 
+// postgresBackend reports whether a test runs on Postgres (see onBoth).
+func postgresBackend(t *testing.T) bool { return strings.Contains(t.Name(), "/postgres") }
+
+// onBoth runs a test on SQLite and on Postgres.
+func onBoth(t *testing.T, test func(t *testing.T)) {
+	t.Run("sqlite", test)
+	t.Run("postgres", test)
+}
+
 // start opens and launches a queue on the fixture's database.
 func (f *fixture) start(t *testing.T, executor string, configure func(*durable.Config)) *durable.Queue {
 	t.Helper()
-	cfg := durable.Config{DatabaseURL: "sqlite:file:" + f.path, Store: f.store, Runners: []run.Runner{f.agent}, Events: f.events,
+	cfg := durable.Config{DatabaseURL: f.dbURL, Schema: f.schema, Store: f.store, Runners: []run.Runner{f.agent}, Events: f.events,
 		ExecutorID: executor, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
 	if configure != nil {
 		configure(&cfg)
@@ -85,7 +109,9 @@ func (f *fixture) wait(t *testing.T, runID string) *run.Output {
 	}
 }
 
-func TestSubmittedRunCompletes(t *testing.T) {
+func TestSubmittedRunCompletes(t *testing.T) { onBoth(t, testSubmittedRunCompletes) }
+
+func testSubmittedRunCompletes(t *testing.T) {
 	f := newFixture(t, []scripted.Reply{scripted.Text("done durably")}, nil, nil)
 	accepted, err := f.submit(t, "s1", "hello", "")
 	require.NoError(t, err)
@@ -101,7 +127,9 @@ func TestSubmittedRunCompletes(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "the event log sees the run end")
 }
 
-func TestIdempotencyKey(t *testing.T) {
+func TestIdempotencyKey(t *testing.T) { onBoth(t, testIdempotencyKey) }
+
+func testIdempotencyKey(t *testing.T) {
 	f := newFixture(t, []scripted.Reply{scripted.Text("once")}, nil, nil)
 	first, err := f.submit(t, "s1", "pay", "order-42")
 	require.NoError(t, err)
@@ -159,7 +187,9 @@ func (b *blocker) tool(t *testing.T, honourCancel bool) tool.Tool {
 
 func (b *blocker) open() { b.once.Do(func() { close(b.release) }) }
 
-func TestQueueDepthAndFIFO(t *testing.T) {
+func TestQueueDepthAndFIFO(t *testing.T) { onBoth(t, testQueueDepthAndFIFO) }
+
+func testQueueDepthAndFIFO(t *testing.T) {
 	b := newBlocker()
 	replies := []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("1"), scripted.Text("2"), scripted.Text("3")}
 	f := newFixture(t, replies, []tool.Tool{b.tool(t, true)}, func(c *durable.Config) { c.MaxQueueDepth = 3; c.MaxConcurrency = 4 })
@@ -255,7 +285,9 @@ func TestRestartAfterCrash(t *testing.T) {
 
 // TestCancelFromAnotherReplica: a run executing on one queue is cancelled
 // through another queue on the same database; it stops within a second.
-func TestCancelFromAnotherReplica(t *testing.T) {
+func TestCancelFromAnotherReplica(t *testing.T) { onBoth(t, testCancelFromAnotherReplica) }
+
+func testCancelFromAnotherReplica(t *testing.T) {
 	b := newBlocker()
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("never")}, []tool.Tool{b.tool(t, true)}, nil)
 	t.Cleanup(b.open)
@@ -335,7 +367,9 @@ func TestCancelParkedRun(t *testing.T) {
 // replica on the same database notices its silence after the lock grace and
 // either ends the run ERROR with the requeue hint (max_attempts 1) or
 // finishes it without repeating its completed steps (max_attempts 2).
-func TestTakeOverFromADeadReplica(t *testing.T) {
+func TestTakeOverFromADeadReplica(t *testing.T) { onBoth(t, testTakeOverFromADeadReplica) }
+
+func testTakeOverFromADeadReplica(t *testing.T) {
 	for _, attempts := range []int{1, 2} {
 		t.Run(map[int]string{1: "at most once", 2: "continues"}[attempts], func(t *testing.T) {
 			stuck := newBlocker()
