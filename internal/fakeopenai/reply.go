@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Reply is the scripted answer to one request. Build it with [Text], [JSON],
@@ -31,6 +32,8 @@ type Reply struct {
 	// cuts makes the server drop the connection after cutAfter deltas.
 	cuts     bool
 	cutAfter int
+	// delay is how long the server waits before answering.
+	delay time.Duration
 }
 
 // ToolCall is one function call in a [ToolCalls] reply.
@@ -177,6 +180,13 @@ func (r Reply) StallAfter(deltas int) Reply {
 // end abruptly. A request that does not stream is dropped before any answer.
 func (r Reply) CutAfter(deltas int) Reply {
 	r.cuts, r.cutAfter = true, max(deltas, 0)
+	return r
+}
+
+// WithDelay makes the server wait d before answering, as a slow model does;
+// a client that goes away meanwhile ends the wait.
+func (r Reply) WithDelay(d time.Duration) Reply {
+	r.delay = d
 	return r
 }
 

@@ -113,6 +113,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("fakeopenai: no reply enqueued for request #%d (%s %s); call Server.Enqueue", number, r.Method, r.URL.Path))
 		return
 	}
+	if reply.delay > 0 {
+		select {
+		case <-time.After(reply.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	exchange := &exchange{server: s, w: w, r: r, req: req, reply: reply}
 	switch {
 	case reply.isHTTPError():

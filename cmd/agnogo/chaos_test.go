@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/internal/fakeopenai"
+	"github.com/agnogo/agnogo/internal/testdb"
+)
+
+// chaosRuns is how many background runs the replica test submits.
+const chaosRuns = 200
+
+// freshDatabase creates an empty Postgres database for one test and returns
+// its URL; it is dropped when the test ends.
+func freshDatabase(t *testing.T) string {
+	t.Helper()
+	admin := testdb.PostgresURL(t)
+	name := testdb.UniqueName(t, "agnogo_chaos")
+	conn, err := pgx.Connect(t.Context(), admin)
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	require.NoError(t, err)
+	conn.Close(t.Context())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, admin); err == nil {
+			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			conn.Close(ctx)
+		}
+	})
+	u, err := url.Parse(admin)
+	require.NoError(t, err)
+	u.Path = "/" + name
+	return u.String()
+}
+
+// startReplica starts `agnogo serve` as one replica with its executor id.
+func startReplica(t *testing.T, binary, config, executor string) *process {
+	t.Helper()
+	p := &process{log: &serverLog{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(binary, "serve", "--config", config, "--addr", "127.0.0.1:0")
+	p.cmd.Env = append(withoutEnv(os.Environ(), "AGNOGO_EXECUTOR_ID", "AGNOGO_BACKGROUND_MAX_CONCURRENCY", "OS_SECURITY_KEY"),
+		"AGNOGO_EXECUTOR_ID="+executor)
+	p.cmd.Stderr = p.log
+	require.NoError(t, p.cmd.Start())
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	})
+	p.url = "http://" + waitAddr(t, p.log, p.exited)
+	return p
+}
+
+// TestReplicasSurviveAKilledPeer: two `agnogo serve` replicas share one
+// Postgres database. Runs are submitted to both; one replica is killed with
+// SIGKILL while it executes runs. Every accepted run ends COMPLETED, none is
+// left PENDING or RUNNING, a retried submission returns the same run, and
+// model calls are repeated only for the calls in flight at the kill.
+func TestReplicasSurviveAKilledPeer(t *testing.T) {
+	t.Parallel()
+	dbURL := freshDatabase(t)
+	binary := buildBinary(t)
+	fake := fakeopenai.New(t)
+	for range chaosRuns + 64 {
+		fake.Enqueue(fakeopenai.Text("done").WithDelay(40 * time.Millisecond))
+	}
+	config := filepath.Join(t.TempDir(), "agnogo.yaml")
+	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(`name: Chaos
+db: %s
+queue: {max_attempts: 2, lock_grace_seconds: 3, max_concurrency: 8}
+models:
+  fake: {provider: openai, id: gpt-test, base_url: %q, api_key: sk-fake}
+agents:
+  - {id: assistant, model: fake}
+`, dbURL, fake.URL)), 0o600))
+
+	a := startReplica(t, binary, config, "replica-a")
+	b := startReplica(t, binary, config, "replica-b")
+
+	submit := func(p *process, i int) (string, int) {
+		form := url.Values{"message": {fmt.Sprintf("job %d", i)}, "stream": {"false"}, "background": {"true"}, "session_id": {fmt.Sprintf("s%d", i%20)}}
+		req, err := http.NewRequest(http.MethodPost, p.url+"/agents/assistant/runs", strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("job-%d", i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", 0 // the replica is gone
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		id, _ := body["run_id"].(string)
+		return id, resp.StatusCode
+	}
+
+	var mu sync.Mutex
+	accepted := map[int]string{}
+	var wg sync.WaitGroup
+	killed := make(chan struct{})
+	for worker := range 4 {
+		wg.Go(func() {
+			for i := worker; i < chaosRuns; i += 4 {
+				target := a
+				if i%2 == 1 {
+					target = b
+				}
+				select {
+				case <-killed:
+					target = b
+				default:
+				}
+				id, status := submit(target, i)
+				if status == 0 {
+					id, status = submit(b, i) // A died under us: retry on B with the same key
+				}
+				require.Contains(t, []int{http.StatusAccepted, http.StatusTooManyRequests}, status)
+				if status == http.StatusAccepted {
+					mu.Lock()
+					accepted[i] = id
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	// Kill A once it is executing runs.
+	require.Eventually(t, func() bool { return len(fake.Requests()) >= 30 }, 60*time.Second, 10*time.Millisecond)
+	a.kill(t)
+	close(killed)
+	wg.Wait()
+	require.NotEmpty(t, accepted)
+
+	// A retried submission names the same run.
+	for i, id := range accepted {
+		again, status := submit(b, i)
+		require.Equal(t, http.StatusAccepted, status)
+		require.Equal(t, id, again, "Idempotency-Key job-%d", i)
+		break
+	}
+
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		var open int
+		require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM ai.agno_runs WHERE status IN ('PENDING', 'RUNNING')`).Scan(&open))
+		if open == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d runs still PENDING or RUNNING:\n%s", open, b.log)
+		time.Sleep(200 * time.Millisecond)
+	}
+	for i, id := range accepted {
+		var status string
+		require.NoError(t, conn.QueryRow(t.Context(), `SELECT status FROM ai.agno_runs WHERE run_id = $1`, id).Scan(&status), "run %d", i)
+		require.Equal(t, "COMPLETED", status, "run %d (%s)", i, id)
+	}
+	// Each run calls the model once; only calls in flight at the kill (at
+	// most A's max_concurrency) are made again.
+	require.LessOrEqual(t, len(fake.Requests()), len(accepted)+8)
+	require.GreaterOrEqual(t, len(fake.Requests()), len(accepted))
+}
