@@ -101,6 +101,7 @@ var (
 	eNoStore       = apiError{http.StatusServiceUnavailable, "the server has no database"}
 	eBadRequest    = apiError{http.StatusBadRequest, "the request is invalid (the detail says why)"}
 	eDBNotFound    = apiError{http.StatusNotFound, "db_id names a database this server does not have"}
+	eNoQueue       = apiError{http.StatusServiceUnavailable, "the server has no durable queue (queue.durable: false)"}
 )
 
 // apiRoutes is every route the server can mount, in the order the document
@@ -321,6 +322,50 @@ var apiRoutes = []apiRoute{
 			{http.StatusBadRequest, "target_version is malformed, newer than this server, or older than the database"},
 			{http.StatusNotFound, "no database with this id"}, eNoStore,
 		},
+	},
+
+	// The durable queue.
+	{
+		method: "GET", path: "/queue/jobs", id: "list_queue_jobs", tag: "Queue",
+		summary:     "List the durable queue's jobs (background runs), one page at a time",
+		description: "Admin only. A job is one background run on the durable queue; its status is queued, running, paused, completed, failed or cancelled, and run_status is the run's own.",
+		query: []apiParam{
+			{name: "status", typ: "string", enum: []string{"queued", "running", "paused", "completed", "failed", "cancelled"}, description: "Only jobs in this state; repeat it (or separate with commas) for several."},
+			{name: "limit", typ: "integer", def: 20, description: "Page size, 1 to 1000."},
+			qPage,
+			{name: "sort_by", typ: "string", def: "created_at", enum: []string{"created_at"}, description: "Sort key."},
+			qSortOrder,
+		},
+		ok:     apiResponse{status: 200, description: "A page of jobs (the envelope).", schema: "JobPage"},
+		errors: []apiError{eValidation, eNoQueue},
+	},
+	{
+		method: "GET", path: "/queue/jobs/{job_id}", id: "get_queue_job", tag: "Queue",
+		summary: "One job of the durable queue",
+		ok:      apiResponse{status: 200, description: "The job.", schema: "Job"},
+		errors:  []apiError{{http.StatusNotFound, "no job has this id (it may have been deleted by retention)"}, eNoQueue},
+	},
+	{
+		method: "POST", path: "/queue/jobs/{job_id}/requeue", id: "requeue_queue_job", tag: "Queue",
+		summary:     "Run a failed or cancelled job again",
+		description: "Admin only. The run goes on from its last completed step: completed model and tool calls are not made again. Its row goes back to PENDING and it gets exactly one more attempt. Refused with 409 (and Retry-After) within the queue's lock grace (queue.lock_grace_seconds, 60 by default) of the job's end, while a worker may still hold it, unless force=true.",
+		query: []apiParam{
+			{name: "force", typ: "boolean", def: false, description: "Requeue even within the lock grace of the job's end."},
+			{name: "clear_cancellation", typ: "boolean", def: false, description: "Accepted for Agno's clients; a requeue always clears the cancellation."},
+		},
+		ok: apiResponse{status: 200, description: "The job, queued again.", schema: "Job"},
+		errors: []apiError{
+			{http.StatusBadRequest, "the job is not failed or cancelled"},
+			{http.StatusNotFound, "no job has this id"},
+			{http.StatusConflict, "the job ended less than the lock grace ago; retry after Retry-After seconds, or send force=true"},
+			eValidation, eNoQueue,
+		},
+	},
+	{
+		method: "GET", path: "/queue/stats", id: "get_queue_stats", tag: "Queue",
+		summary: "How many jobs are in each state, and how long the oldest queued one has waited",
+		ok:      apiResponse{status: 200, description: "The counts.", schema: "QueueStats"},
+		errors:  []apiError{eNoQueue},
 	},
 
 	// Sessions.
@@ -655,6 +700,24 @@ var apiSchemas = map[string]any{
 	"Metrics": obj("Usage metrics.", props{
 		"metrics": arrayOf(ref("DayMetrics")), "updated_at": integer("When the metrics were computed, epoch seconds."),
 	}, "metrics"),
+	"Job": obj("A background run on the durable queue.", props{
+		"id": str("The run id."), "agent_id": str("The agent."), "session_id": str("The session."), "user_id": str("The run's user."),
+		"status":          map[string]any{"type": "string", "enum": []string{"queued", "running", "paused", "completed", "failed", "cancelled"}, "description": "The job's state on the queue."},
+		"run_status":      map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}, "description": "The run row's status."},
+		"attempts":        integer("How many times the queue started the run, requeues included."),
+		"created_at":      integer("When the job was queued, epoch seconds."),
+		"updated_at":      integer("When the job last changed, epoch seconds."),
+		"started_at":      integer("When the current attempt started, epoch seconds."),
+		"completed_at":    integer("When the job ended, epoch seconds."),
+		"executor_id":     str("The server process that last executed it."),
+		"error":           str("Why a failed job failed."),
+		"idempotency_key": str("The Idempotency-Key it was submitted with."),
+	}, "id", "status", "attempts"),
+	"JobPage": page("Job", "A page of jobs."),
+	"QueueStats": obj("The durable queue's jobs, counted.", props{
+		"counts":                    map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}, "description": "Jobs in each state: queued, running, paused, completed, failed, cancelled (zeros included)."},
+		"oldest_queued_age_seconds": map[string]any{"type": []string{"integer", "null"}, "description": "How long the oldest queued job has waited; null when none waits."},
+	}, "counts", "oldest_queued_age_seconds"),
 	"RefreshStatus": obj("The metrics refresh.", props{
 		"status": str(`"idle"`), "started_at": map[string]any{"type": []string{"integer", "null"}},
 		"finished_at": map[string]any{"type": []string{"integer", "null"}}, "error": map[string]any{"type": []string{"string", "null"}},
@@ -724,6 +787,7 @@ var pathParamDescriptions = map[string]string{
 	"run_id":     "The run's id.",
 	"session_id": "The session's id.",
 	"memory_id":  "The memory's id.",
+	"job_id":     "The job's id: the run id of a background run.",
 }
 
 // sampleRequest is a request the route's pattern matches, for

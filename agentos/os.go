@@ -129,6 +129,7 @@ func New(cfg Config) (*OS, error) {
 	o.memoryRoutes(mux)
 	o.metricsRoutes(mux)
 	o.databaseRoutes(mux)
+	o.queueRoutes(mux)
 	o.docsRoutes(mux)
 	o.handler = o.withCORS(o.withAuth(mux))
 	return o, nil

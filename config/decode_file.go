@@ -14,7 +14,7 @@ import (
 // The keys each mapping knows, in the order the documentation lists them.
 var (
 	fileKeys  = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "models", "agents"}
-	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "stop_timeout_seconds", "executor_id", "lock_grace_seconds"}
+	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "authorization", "admin_scope", "user_isolation"}
 	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens"}
@@ -147,6 +147,8 @@ func (d *decoder) decodeQueue(node *yaml.Node, queue *Queue) {
 			queue.ExecutorID = d.str(f.value, what)
 		case "lock_grace_seconds":
 			queue.LockGraceSeconds = d.integer(f.value, what, 3)
+		case "retention_seconds":
+			queue.RetentionSeconds = d.integer(f.value, what, 0)
 		default:
 			d.unknownKey(f, "queue", queueKeys)
 		}

@@ -23,6 +23,7 @@ func defaultFile(source string) *File {
 
 			StopTimeoutSeconds: DefaultStopTimeoutSeconds,
 			LockGraceSeconds:   DefaultLockGraceSeconds,
+			RetentionSeconds:   DefaultRetentionSeconds,
 		},
 		Models: map[string]*Model{},
 	}

@@ -27,6 +27,8 @@ const (
 	DefaultStopTimeoutSeconds = 30
 	// DefaultLockGraceSeconds is queue.lock_grace_seconds when not set.
 	DefaultLockGraceSeconds = 60
+	// DefaultRetentionSeconds is queue.retention_seconds when not set.
+	DefaultRetentionSeconds = 86400
 	// DefaultJWTAlgorithm is auth.jwt.algorithm when not set.
 	DefaultJWTAlgorithm = "RS256"
 )
@@ -114,6 +116,10 @@ type Queue struct {
 	// its unfinished runs are taken over. Defaults to
 	// [DefaultLockGraceSeconds]; at least 3.
 	LockGraceSeconds int
+	// RetentionSeconds is how long the durable queue keeps a finished run's
+	// record (workflow, steps, event stream); 0 keeps them forever. Defaults
+	// to [DefaultRetentionSeconds].
+	RetentionSeconds int
 	// ExecutorID names this server process on the durable queue: a server
 	// restarted with the same id resumes the runs it left unfinished.
 	// Defaults to $AGNOGO_EXECUTOR_ID, else the host name and the database.

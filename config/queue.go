@@ -73,6 +73,7 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		MaxQueueDepth:  o.File.Queue.MaxQueueDepth,
 		MaxAttempts:    o.File.Queue.MaxAttempts,
 		LockGrace:      time.Duration(o.File.Queue.LockGraceSeconds) * time.Second,
+		Retention:      retention(o.File.Queue.RetentionSeconds),
 		Logger:         opts.Logger,
 	})
 	if err != nil {
@@ -95,4 +96,13 @@ func defaultExecutorID(database string) string {
 	}
 	sum := sha256.Sum256([]byte(database))
 	return host + "-" + hex.EncodeToString(sum[:4])
+}
+
+// retention is queue.retention_seconds as durable.Config.Retention: 0
+// keeps records forever (a negative retention there).
+func retention(seconds int) time.Duration {
+	if seconds <= 0 {
+		return -1
+	}
+	return time.Duration(seconds) * time.Second
 }

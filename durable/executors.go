@@ -10,6 +10,7 @@ import (
 	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
 )
 
 // Crash recovery across replicas. Each process writes a heartbeat row
@@ -120,7 +121,12 @@ func (q *Queue) watchExecutors(ctx context.Context, h *heartbeats) {
 	interval := min(heartbeatInterval, h.grace/3)
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	lastAdopt := time.Now()
 	for {
+		if time.Since(lastAdopt) >= h.grace {
+			lastAdopt = time.Now()
+			q.adoptOrphans(ctx)
+		}
 		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
 			q.log.Warn("durable: heartbeat failed", slog.String("error", err.Error()))
 		}
@@ -173,4 +179,50 @@ func (q *Queue) takeOver(ctx context.Context, rt recovery, executor string) {
 func lostMessage(maxAttempts int, runID string) string {
 	return fmt.Sprintf("The worker running this run was lost and its attempt budget (max_attempts: %d) is spent. "+
 		"Run it again with POST /queue/jobs/%s/requeue, or set queue.max_attempts: 2 so lost runs continue on their own.", maxAttempts, runID)
+}
+
+// orphanBatch bounds how many orphaned runs one pass adopts.
+const orphanBatch = 100
+
+// adoptOrphans enqueues runs whose PENDING row was written but whose server
+// died before it queued them: older than the lock grace, with no workflow.
+// Several replicas may adopt one run; the workflow id keeps it one run.
+func (q *Queue) adoptOrphans(ctx context.Context) {
+	cutoff := q.cfg.Now().Add(-q.cfg.LockGrace).Unix()
+	recs, _, err := q.cfg.Store.GetRuns(ctx, storage.RunQuery{Statuses: []run.Status{run.StatusPending}, CreatedBefore: cutoff,
+		Page: storage.Page{Limit: orphanBatch, Page: 1}})
+	if err != nil || len(recs) == 0 {
+		if err != nil && ctx.Err() == nil {
+			q.log.Warn("durable: looking for orphaned runs failed", slog.String("error", err.Error()))
+		}
+		return
+	}
+	ids := make([]string, len(recs))
+	for i, rec := range recs {
+		ids[i] = rec.Run.RunID
+	}
+	known, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(ids...), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
+	if err != nil {
+		return
+	}
+	queued := map[string]bool{}
+	for _, wf := range known {
+		queued[wf.ID] = true
+	}
+	for _, rec := range recs {
+		out := rec.Run
+		if queued[out.RunID] || out.Input == nil {
+			continue
+		}
+		if _, ok := q.runners[out.AgentID]; !ok {
+			continue
+		}
+		j := job{AgentID: out.AgentID, RunID: out.RunID, SessionID: rec.SessionID, UserID: out.UserID, Input: *out.Input, Metadata: out.Metadata}
+		if _, err := dbos.RunWorkflow(q.dbos, q.execute, j, dbos.WithQueue(q.queue), dbos.WithWorkflowID(j.RunID),
+			dbos.WithQueuePartitionKey(j.SessionID)); err != nil {
+			q.log.Error("durable: adopting an orphaned run failed", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
+			continue
+		}
+		q.log.Warn("durable: adopted a run accepted by a server that died before queueing it", slog.String("run_id", j.RunID))
+	}
 }

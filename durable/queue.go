@@ -87,6 +87,10 @@ type Config struct {
 	MaxAttempts int
 	// PollInterval defaults to [DefaultPollInterval].
 	PollInterval time.Duration
+	// Retention is how long a finished run's queue record (workflow, steps,
+	// event stream) is kept; a cleanup runs about hourly. Paused runs are
+	// kept. Zero means [DefaultRetention]; negative keeps records forever.
+	Retention time.Duration
 	// LockGrace is how long another executor may stay silent before its
 	// unfinished runs are taken over here. Defaults to [DefaultLockGrace];
 	// at least [MinLockGrace].
@@ -111,6 +115,9 @@ type Queue struct {
 
 	// submit serialises the depth check and the enqueue in this process.
 	submit sync.Mutex
+	// requeues serialises requeues in this process, so two requests for
+	// one run cannot both reset it.
+	requeues sync.Mutex
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // runs executing here, by run id
@@ -161,7 +168,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("durable: open the queue database: %w", err)
 	}
 	q.dbos = dctx
-	dbos.RegisterWorkflow(dctx, q.execute, dbos.WithWorkflowName("agent-run"))
+	dbos.RegisterWorkflow(dctx, q.execute, dbos.WithWorkflowName(workflowName))
 	q.queue, err = dbos.RegisterQueue(dctx, queueName,
 		dbos.WithWorkerConcurrency(cfg.MaxConcurrency),
 		dbos.WithPartitionConcurrency(1),
@@ -192,6 +199,10 @@ func (q *Queue) Launch() error {
 	q.stop = stop
 	q.stopped.Go(func() { q.watchCancels(ctx) })
 	q.stopped.Go(func() { q.watchExecutors(ctx, h) })
+	if q.cfg.Retention >= 0 {
+		stopRetention := q.StartRetention(ctx, Retention{OlderThan: q.cfg.Retention})
+		q.stopped.Go(func() { <-ctx.Done(); stopRetention() })
+	}
 	return nil
 }
 
@@ -297,9 +308,19 @@ func (q *Queue) Submit(ctx context.Context, s Submission) (Accepted, error) {
 		Metadata: in.Metadata, SessionState: in.SessionState, Stream: s.Stream, IdempotencyKey: s.IdempotencyKey}
 	if s.IdempotencyKey != "" {
 		j.RunID = idempotentRunID(s.IdempotencyKey, in.UserID)
-		if prior, found, err := q.prior(j.RunID); err != nil {
+		prior, found, err := q.prior(j.RunID)
+		if err != nil {
 			return Accepted{}, err
-		} else if found {
+		}
+		if !found {
+			// The queue's record may be gone (retention) while the run row
+			// stays. A PENDING row without a record is a submission whose
+			// server died before enqueueing it: this one takes it over.
+			if rec, err := q.cfg.Store.GetRun(ctx, j.RunID, in.UserID); err == nil && rec.Run.Status != run.StatusPending {
+				prior, found = job{AgentID: rec.Run.AgentID, RunID: rec.Run.RunID, SessionID: rec.SessionID, Stream: s.Stream}, true
+			}
+		}
+		if found {
 			if prior.AgentID != j.AgentID || prior.Stream != j.Stream {
 				return Accepted{}, fmt.Errorf("%w: it was sent for agent %s with stream=%t", ErrIdempotencyConflict, prior.AgentID, prior.Stream)
 			}

@@ -403,3 +403,17 @@ func testTakeOverFromADeadReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanedPendingRunIsAdopted: a server wrote a run's PENDING row and
+// died before queueing it; a replica adopts the run after the lock grace
+// and runs it.
+func TestOrphanedPendingRunIsAdopted(t *testing.T) { onBoth(t, testOrphanedPendingRunIsAdopted) }
+
+func testOrphanedPendingRunIsAdopted(t *testing.T) {
+	f := newFixture(t, []scripted.Reply{scripted.Text("adopted")}, nil, func(c *durable.Config) { c.LockGrace = durable.MinLockGrace })
+	in := &run.Input{InputContent: "left behind", RunID: newRunID(), SessionID: "orphan"}
+	require.NoError(t, durable.RecordPending(t.Context(), f.store, f.agent, in, time.Now().Add(-time.Minute)))
+	out := f.wait(t, in.RunID)
+	require.Equal(t, run.StatusCompleted, out.Status)
+	require.Equal(t, "adopted", out.Content)
+}

@@ -44,9 +44,10 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	if !ok {
 		return q.settleIn(jr, j, run.StatusError, fmt.Sprintf("agent %s is not served by this process", j.AgentID))
 	}
-	attempt, resumed, metadata := q.nextAttempt(j)
-	j.Metadata = metadata
-	if resumed {
+	exec := q.nextAttempt(j)
+	attempt := exec.attempt
+	j.Metadata = exec.metadata
+	if exec.resumed {
 		q.seedIndices(j.RunID)
 	}
 	if attempt > q.cfg.MaxAttempts {
@@ -67,7 +68,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		q.cfg.Events.Register(j.RunID, run.StatusRunning)
 		q.appendEvent(jr, &run.RunRetry{BaseEvent: run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID,
 			AgentName: runner.Name(), CreatedAt: q.cfg.Now().Unix()},
-			Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: "the worker running this run was lost"})
+			Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: retryReason(exec.requeued)})
 	}
 	journaled := run.WithJournal(runCtx, jr)
 	status := q.follow(jr, j, runner.Stream(journaled, j.input()))
@@ -90,6 +91,14 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		status = q.follow(jr, j, continuer.Continue(journaled, req))
 	}
 	return status
+}
+
+// retryReason is what a RunRetry of the queue says about the last attempt.
+func retryReason(requeued bool) string {
+	if requeued {
+		return "the run was requeued"
+	}
+	return "the worker running this run was lost"
 }
 
 // appendEvent numbers an event in the event log and keeps it for the run's
@@ -152,49 +161,67 @@ func (q *Queue) awaitContinue(ctx dbos.Context, j job) (*run.ContinueRequest, bo
 // started the run.
 const queueAttemptKey = "queue_attempt"
 
+// execution describes one execution of a run's workflow.
+type execution struct {
+	// attempt is the attempt number, from 1.
+	attempt int
+	// resumed is set when an earlier execution streamed events: numbering
+	// goes on after them.
+	resumed bool
+	// requeued is set when an operator requeued the run; otherwise an
+	// attempt after the first follows a lost worker.
+	requeued bool
+	// metadata is the run's metadata for this execution.
+	metadata map[string]any
+}
+
 // nextAttempt numbers this execution of the run and returns the metadata to
 // run it with. A run whose row shows an earlier execution that never ended
 // (RUNNING, or PENDING with a recorded attempt) was cut short by a lost
-// worker: that attempt is added to metadata.attempts.
-func (q *Queue) nextAttempt(j job) (attempt int, resumed bool, metadata map[string]any) {
+// worker: that attempt is added to metadata.attempts. A requeued run (see
+// [Queue.Requeue]) and a paused one lost nothing.
+func (q *Queue) nextAttempt(j job) execution {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	metadata = map[string]any{}
+	e := execution{metadata: map[string]any{}}
 	for k, v := range j.Metadata {
-		metadata[k] = v
+		e.metadata[k] = v
 	}
 	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
 	if err != nil {
-		metadata[queueAttemptKey] = 1
-		return 1, false, metadata
+		e.attempt, e.metadata[queueAttemptKey] = 1, 1
+		return e
 	}
 	for k, v := range rec.Run.Metadata {
-		metadata[k] = v
+		e.metadata[k] = v
 	}
 	previous := 0
-	if n, ok := metadata[queueAttemptKey].(float64); ok {
+	if n, ok := e.metadata[queueAttemptKey].(float64); ok {
 		previous = int(n)
-	} else if n, ok := metadata[queueAttemptKey].(int); ok {
+	} else if n, ok := e.metadata[queueAttemptKey].(int); ok {
 		previous = n
 	}
-	if rec.Run.Status == run.StatusPaused {
+	switch {
+	case rec.Run.Status == run.StatusPaused:
 		// Re-executed while parked for a person: nothing was lost.
-		attempt := max(previous, 1)
-		metadata[queueAttemptKey] = attempt
-		return attempt, true, metadata
+		e.attempt, e.resumed = max(previous, 1), true
+	case e.metadata[queueRequeuedKey] == true:
+		delete(e.metadata, queueRequeuedKey)
+		e.attempt, e.resumed, e.requeued = previous+1, true, true
+	default:
+		if previous == 0 && rec.Run.Status == run.StatusRunning {
+			previous = 1
+		}
+		e.attempt, e.resumed = previous+1, previous > 0
+		if previous > 0 {
+			lost := "the worker running this attempt was lost"
+			out := &run.Output{Metadata: e.metadata}
+			_ = out.AppendAttempt(run.Attempt{Attempt: previous, Error: &lost, StartedAt: rec.Run.CreatedAt, EndedAt: q.cfg.Now().Unix()})
+			e.metadata = out.Metadata
+		}
 	}
-	if previous == 0 && rec.Run.Status == run.StatusRunning {
-		previous = 1
-	}
-	attempt = previous + 1
-	if previous > 0 {
-		lost := "the worker running this attempt was lost"
-		out := &run.Output{Metadata: metadata}
-		_ = out.AppendAttempt(run.Attempt{Attempt: previous, Error: &lost, StartedAt: rec.Run.CreatedAt, EndedAt: q.cfg.Now().Unix()})
-		metadata = out.Metadata
-	}
-	metadata[queueAttemptKey] = attempt
-	return attempt, previous > 0, metadata
+	e.metadata[queueAttemptKey] = e.attempt
+	return e
 }
 
 // input rebuilds the run's input, with the fields that route it.
