@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -80,6 +81,7 @@ type OS struct {
 	external map[string]*Agent
 	dbURL    string
 	queue    *durable.Queue
+	redis    io.Closer // the queue's Redis client, when it has one
 }
 
 // MissingCredential is a model built without credentials: its agents' runs
@@ -118,6 +120,10 @@ func (o *OS) Close() error {
 	if o.queue != nil {
 		errs = append(errs, o.queue.Shutdown(time.Duration(o.File.Queue.StopTimeoutSeconds)*time.Second))
 		o.queue = nil
+	}
+	if o.redis != nil {
+		errs = append(errs, o.redis.Close())
+		o.redis = nil
 	}
 	if o.Store != nil {
 		errs = append(errs, o.Store.Close())

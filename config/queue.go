@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
@@ -25,11 +27,18 @@ const ExecutorIDEnv = "AGNOGO_EXECUTOR_ID"
 // unlimitedConcurrency stands for "no cap" on the durable queue.
 const unlimitedConcurrency = 1 << 20
 
+// redisPingTimeout bounds the check, at start, that the redis URL answers.
+const redisPingTimeout = 3 * time.Second
+
 // StartQueue starts the durable queue for background runs, when the file
 // wants one (queue.durable, the default), and returns it with the event log
 // the server must share (pass both in agentos.Config). It resumes the runs
 // this executor left unfinished. With queue.durable false it returns nils.
 // [OS.Close] stops the queue.
+//
+// With a redis URL the queue also sends live events and cancels through
+// Redis. A URL that cannot be parsed is an error; a Redis that does not
+// answer at start is logged as a warning and the queue runs without it.
 func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue, *eventlog.Memory, error) {
 	if !o.File.Queue.Durable {
 		return nil, nil, nil
@@ -62,6 +71,10 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 	if concurrency < 0 {
 		concurrency = unlimitedConcurrency
 	}
+	rdb, err := connectRedis(ctx, o.File.Redis, opts.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
 	events := agentos.NewEventLog()
 	q, err := durable.New(ctx, durable.Config{
 		DatabaseURL:    dbosURL,
@@ -74,17 +87,49 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		MaxAttempts:    o.File.Queue.MaxAttempts,
 		LockGrace:      time.Duration(o.File.Queue.LockGraceSeconds) * time.Second,
 		Retention:      retention(o.File.Queue.RetentionSeconds),
+		Redis:          rdb,
 		Logger:         opts.Logger,
 	})
 	if err != nil {
+		if rdb != nil {
+			_ = rdb.Close()
+		}
 		return nil, nil, err
 	}
 	if err := q.Launch(); err != nil {
 		_ = q.Shutdown(0)
+		if rdb != nil {
+			_ = rdb.Close()
+		}
 		return nil, nil, err
 	}
 	o.queue = q
+	if rdb != nil {
+		o.redis = rdb
+	}
 	return q, events, nil
+}
+
+// connectRedis opens the client for the redis URL; nil without one, or
+// when Redis does not answer (the server then runs without it).
+func connectRedis(ctx context.Context, url string, log *slog.Logger) (*redis.Client, error) {
+	if url == "" {
+		return nil, nil
+	}
+	options, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w; want redis://[user:password@]host:port/db, rediss://… or unix://…", err)
+	}
+	client := redis.NewClient(options)
+	ping, cancel := context.WithTimeout(ctx, redisPingTimeout)
+	defer cancel()
+	if err := client.Ping(ping).Err(); err != nil {
+		_ = client.Close()
+		log.Warn("redis does not answer; serving without it: events reach other replicas step by step through the database, cancels within 200 ms",
+			slog.String("address", options.Addr), slog.String("error", err.Error()))
+		return nil, nil
+	}
+	return client, nil
 }
 
 // defaultExecutorID is the host name and a digest of the database: stable

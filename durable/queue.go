@@ -16,6 +16,7 @@ import (
 	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
 	// SQLite support for DBOS, on modernc.org/sqlite like the run store.
 	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/run"
@@ -99,6 +100,19 @@ type Config struct {
 	// for a cancel made on another replica. Defaults to
 	// [DefaultCancelCheckInterval].
 	CancelCheckInterval time.Duration
+	// Redis, when set, carries each run's events to followers on other
+	// replicas as they happen ([Queue.Events]) and cancels to the replica
+	// executing the run at once: the stream <prefix>:os:events:<run_id>:1:events
+	// and the key <prefix>:os:events:<run_id>:status, the channel
+	// <prefix>:run:cancellation and the key <prefix>:run:cancellation:<run_id>.
+	// It is never the only copy: without it, or while it fails, events
+	// reach other replicas step by step through the database and cancels
+	// within CancelCheckInterval. A standalone server (not a cluster); the
+	// queue does not close it. Defaults to nil: no Redis.
+	Redis *redis.Client
+	// RedisPrefix starts the queue's Redis keys and channels, so several
+	// deployments can share one Redis. Defaults to [DefaultRedisPrefix].
+	RedisPrefix string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -113,11 +127,13 @@ type Queue struct {
 	queue   dbos.Queue
 	runners map[string]run.Runner
 
-	// submit serialises the depth check and the enqueue in this process.
+	// submit serialises continuations of paused runs in this process.
 	submit sync.Mutex
 	// requeues serialises requeues in this process, so two requests for
 	// one run cannot both reset it.
 	requeues sync.Mutex
+
+	redis *redisLink // nil without Redis
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // runs executing here, by run id
@@ -139,6 +155,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
 	cfg.CancelCheckInterval = cmp.Or(cfg.CancelCheckInterval, DefaultCancelCheckInterval)
 	cfg.LockGrace = max(cmp.Or(cfg.LockGrace, DefaultLockGrace), MinLockGrace)
+	cfg.RedisPrefix = cmp.Or(cfg.RedisPrefix, DefaultRedisPrefix)
 	if cfg.ExecutorID == "" {
 		host, err := os.Hostname()
 		if err != nil {
@@ -152,7 +169,8 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	q := &Queue{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, running: map[string]context.CancelFunc{}}
+	q := &Queue{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, running: map[string]context.CancelFunc{},
+		redis: newRedisLink(cfg.Redis, cfg.RedisPrefix, cfg.Logger)}
 	for _, r := range cfg.Runners {
 		q.runners[r.ID()] = r
 	}
@@ -197,7 +215,11 @@ func (q *Queue) Launch() error {
 		return err
 	}
 	q.stop = stop
+	q.redis.launch()
 	q.stopped.Go(func() { q.watchCancels(ctx) })
+	if q.redis != nil {
+		q.stopped.Go(func() { q.watchRedisCancels(ctx) })
+	}
 	q.stopped.Go(func() { q.watchExecutors(ctx, h) })
 	if q.cfg.Retention >= 0 {
 		stopRetention := q.StartRetention(ctx, Retention{OlderThan: q.cfg.Retention})
@@ -218,30 +240,50 @@ func (q *Queue) watchCancels(ctx context.Context) {
 			return
 		case <-ticker.C:
 		}
-		q.mu.Lock()
-		ids := make([]string, 0, len(q.running))
-		for id := range q.running {
-			ids = append(ids, id)
+		if ids := q.runningIDs(); len(ids) > 0 {
+			q.stopCancelled(ctx, ids)
 		}
-		q.mu.Unlock()
-		if len(ids) == 0 {
-			continue
-		}
-		cancelled, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(ids...), dbos.WithFilterStatus(dbos.WorkflowStatusCancelled),
-			dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
-		if err != nil {
-			if ctx.Err() == nil {
-				q.log.Warn("durable: checking for cancelled runs failed", slog.String("error", err.Error()))
-			}
-			continue
-		}
-		q.mu.Lock()
-		for _, wf := range cancelled {
-			if cancel, ok := q.running[wf.ID]; ok {
-				cancel()
+	}
+}
+
+// runningIDs lists the runs executing here: all of them, or those among
+// only.
+func (q *Queue) runningIDs(only ...string) []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var ids []string
+	if len(only) > 0 {
+		for _, id := range only {
+			if _, ok := q.running[id]; ok {
+				ids = append(ids, id)
 			}
 		}
-		q.mu.Unlock()
+		return ids
+	}
+	ids = make([]string, 0, len(q.running))
+	for id := range q.running {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// stopCancelled stops the runs among ids (executing here) whose workflow
+// is cancelled.
+func (q *Queue) stopCancelled(ctx context.Context, ids []string) {
+	cancelled, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(ids...), dbos.WithFilterStatus(dbos.WorkflowStatusCancelled),
+		dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
+	if err != nil {
+		if ctx.Err() == nil {
+			q.log.Warn("durable: checking for cancelled runs failed", slog.String("error", err.Error()))
+		}
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, wf := range cancelled {
+		if cancel, ok := q.running[wf.ID]; ok {
+			cancel()
+		}
 	}
 }
 
@@ -253,7 +295,10 @@ func (q *Queue) Shutdown(timeout time.Duration) error {
 		q.stop()
 		q.stopped.Wait()
 	}
-	if err := dbos.Shutdown(q.dbos, timeout); err != nil {
+	err := dbos.Shutdown(q.dbos, timeout)
+	// The runs that ended during the shutdown still send their last events.
+	q.redis.close(time.Second)
+	if err != nil {
 		return fmt.Errorf("durable: shutdown: %w", err)
 	}
 	return nil
@@ -329,21 +374,19 @@ func (q *Queue) Submit(ctx context.Context, s Submission) (Accepted, error) {
 		in.RunID = j.RunID
 	}
 
-	q.submit.Lock()
-	defer q.submit.Unlock()
-	waiting, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterQueueName(queueName),
-		dbos.WithFilterStatus(dbos.WorkflowStatusEnqueued, dbos.WorkflowStatusPending),
-		dbos.WithFilterLimit(q.cfg.MaxQueueDepth+1), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
+	// The depth is checked, not reserved: concurrent submissions may
+	// overshoot it by their number, never refuse below it.
+	waiting, err := q.queuedCount(ctx)
 	if err != nil {
-		return Accepted{}, fmt.Errorf("durable: count queued runs: %w", err)
+		return Accepted{}, err
 	}
-	if len(waiting) >= q.cfg.MaxQueueDepth {
-		return Accepted{}, fmt.Errorf("%w: %d runs are waiting (max_queue_depth)", ErrQueueFull, len(waiting))
+	if waiting >= q.cfg.MaxQueueDepth {
+		return Accepted{}, fmt.Errorf("%w: %d runs are waiting (max_queue_depth)", ErrQueueFull, waiting)
 	}
 	if err := RecordPending(ctx, q.cfg.Store, runner, in, q.cfg.Now()); err != nil {
 		return Accepted{}, err
 	}
-	q.cfg.Events.Register(j.RunID, run.StatusPending)
+	q.register(j.RunID, run.StatusPending)
 	_, err = dbos.RunWorkflow(q.dbos, q.execute, j, dbos.WithQueue(q.queue), dbos.WithWorkflowID(j.RunID),
 		dbos.WithQueuePartitionKey(j.SessionID))
 	if err != nil {
@@ -410,11 +453,17 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 	q.mu.Lock()
 	cancel, executing := q.running[runID]
 	q.mu.Unlock()
+	if !executing {
+		// It may be executing on another replica (or start there in a
+		// moment): a signal stops it now; its cancel watcher would later.
+		q.redis.cancel(runID)
+	}
 	switch {
 	case executing:
 		cancel()
 	case status == dbos.WorkflowStatusPending:
-		// Executing on another replica: its cancel watcher stops it.
+		// Executing on another replica: stopped there by the signal or the
+		// watcher.
 	default:
 		if j, err := decodeJob(found[0].Input); err == nil {
 			q.settle(j, run.StatusCancelled, "the run was cancelled before it started")
@@ -461,6 +510,20 @@ func (q *Queue) Continue(ctx context.Context, req *run.ContinueRequest) error {
 	if err := dbos.Send(q.dbos, req.RunID, continuation{Request: &message}, continueTopic); err != nil {
 		return fmt.Errorf("durable: continue run %s: %w", req.RunID, err)
 	}
-	q.cfg.Events.Register(req.RunID, run.StatusRunning)
+	q.register(req.RunID, run.StatusRunning)
 	return nil
+}
+
+// register makes a run known, or known again, with a status: to the event
+// log and to Redis.
+func (q *Queue) register(runID string, status run.Status) {
+	q.cfg.Events.Register(runID, status)
+	q.redis.status(runID, status)
+}
+
+// finish records a run's terminal status (PAUSED included): in the event
+// log and in Redis.
+func (q *Queue) finish(runID string, status run.Status) {
+	q.cfg.Events.Finish(runID, status)
+	q.redis.status(runID, status)
 }

@@ -52,7 +52,8 @@ func (j *journal) flush() {
 }
 
 // seedIndices makes a resumed run's event numbering go on after the events
-// it already streamed.
+// it already streamed: to the durable stream, and to Redis, which may hold
+// events of the execution that was lost and that its followers saw.
 func (q *Queue) seedIndices(runID string) {
 	batches, _, err := dbos.ReadStream[[]streamEntry](q.dbos, runID, streamKey, dbos.WithReadStreamSnapshot())
 	if err != nil {
@@ -65,69 +66,239 @@ func (q *Queue) seedIndices(runID string) {
 			next = max(next, e.Index+1)
 		}
 	}
+	if last, err := q.redis.lastIndex(context.Background(), runID); err != nil {
+		// Redis refuses an index it holds already, so the live view of
+		// this run may stall; the durable stream is unaffected.
+		q.log.Warn("durable: reading the run's last live event failed", slog.String("run_id", runID), slog.String("error", err.Error()))
+	} else {
+		next = max(next, last+1)
+	}
 	q.cfg.Events.Seed(runID, next)
 }
 
 // Events yields the run's streamed events whose index is above after, in
-// order: what was streamed so far and, with follow, the rest as the run
-// streams it, until its workflow ends (or parks, or ctx ends). It reads the
-// database, so it works on any replica.
+// order, each index once: what was streamed so far and, with follow, the
+// rest as the run streams it, until its workflow ends or ctx does. It reads
+// the database, so it works on any replica. With Redis it also reads the
+// run's live events there, which arrive as they happen rather than step by
+// step, and a follow also ends once Redis shows the run's final event with
+// a final status (for a paused run: its RunPaused).
+//
+// The two sources are merged by index (see [merge]): the durable stream is
+// complete, so its events are taken as they come; an event from Redis is
+// taken only when it follows the last one taken without a gap, so a
+// missing or trimmed Redis entry is waited for in the durable stream,
+// which is then read too. The durable stream is read from the start when
+// Redis does not know the run or fails, and as soon as Redis shows a gap
+// or stays silent for a whole blocking read.
 func (q *Queue) Events(ctx context.Context, runID string, after int64, follow bool) iter.Seq2[eventlog.Entry, error] {
 	return func(yield func(eventlog.Entry, error) bool) {
-		emit := func(batch []streamEntry) bool {
-			for _, e := range batch {
-				if e.Index <= after {
-					continue
-				}
-				after = e.Index
-				if !yield(eventlog.Entry{Index: e.Index, Name: e.Name, Data: e.Data}, nil) {
-					return false
-				}
-			}
-			return true
-		}
+		m := &merge{after: after}
 		if !follow {
-			batches, _, err := dbos.ReadStream[[]streamEntry](q.dbos, runID, streamKey, dbos.WithReadStreamSnapshot())
-			if err != nil {
-				yield(eventlog.Entry{}, err)
+			q.snapshotEvents(ctx, runID, m, yield)
+			return
+		}
+		q.followEvents(ctx, runID, m, yield)
+	}
+}
+
+// snapshotEvents yields what the durable stream and Redis hold now.
+func (q *Queue) snapshotEvents(ctx context.Context, runID string, m *merge, yield func(eventlog.Entry, error) bool) {
+	emit := func(e eventlog.Entry) bool { return yield(e, nil) }
+	batches, _, err := dbos.ReadStream[[]streamEntry](q.dbos, runID, streamKey, dbos.WithReadStreamSnapshot())
+	if err != nil {
+		yield(eventlog.Entry{}, err)
+		return
+	}
+	for _, batch := range batches {
+		for _, e := range batch {
+			if !m.durable(e.entry(), emit) {
 				return
 			}
-			for _, batch := range batches {
-				if !emit(batch) {
-					return
-				}
-			}
+		}
+	}
+	live, err := q.redis.snapshot(ctx, runID, m.after)
+	if err != nil {
+		q.log.Debug("durable: reading a run's live events failed; the database answered", slog.String("run_id", runID), slog.String("error", err.Error()))
+	}
+	for _, e := range live {
+		if !m.live(e, emit) {
 			return
 		}
-		values, err := dbos.ReadStreamAsync[[]streamEntry](q.dbos, runID, streamKey)
+	}
+}
+
+// followEvents yields the run's events as they come, from Redis and the durable
+// stream (see [Queue.Events]).
+func (q *Queue) followEvents(ctx context.Context, runID string, m *merge, yield func(eventlog.Entry, error) bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ended bool // the last event taken ends the run
+	emit := func(e eventlog.Entry) bool {
+		ended = finalEvent(e.Name)
+		return yield(e, nil)
+	}
+
+	var values <-chan dbos.StreamValue[[]streamEntry]
+	durableStarted, durableClosed := false, false
+	readDurable := func() bool {
+		if durableStarted {
+			return true
+		}
+		durableStarted = true
+		var err error
+		values, err = dbos.ReadStreamAsync[[]streamEntry](q.dbos, runID, streamKey)
 		if err != nil {
 			yield(eventlog.Entry{}, err)
-			return
+			return false
 		}
-		// The engine's reader ends when the workflow does; a follower that
-		// stops early leaves it drained, not blocked.
-		defer func() {
+		return true
+	}
+	// The engine's reader ends when the workflow does; a follower that stops
+	// early leaves it drained, not blocked.
+	defer func() {
+		if values != nil {
 			go func() {
 				for range values {
 				}
 			}()
-		}()
-		for {
-			select {
-			case <-ctx.Done():
+		}
+	}()
+
+	live, known := q.redis.tail(ctx, runID, m.after)
+	if !known && !readDurable() {
+		return
+	}
+	over := false // Redis reported the run over and delivered what it has
+	for {
+		if over && ended && !m.gap() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case item, ok := <-live:
+			switch {
+			case !ok:
+				live = nil
+				if durableClosed {
+					return
+				}
+				if !readDurable() {
+					return
+				}
+			case item.over:
+				over = true
+				if !ended || m.gap() {
+					if !readDurable() {
+						return
+					}
+				}
+			case item.idle:
+				if durableClosed {
+					return
+				}
+				if !readDurable() {
+					return
+				}
+			default:
+				if !m.live(item.entry, emit) {
+					return
+				}
+				if m.gap() && !readDurable() {
+					return
+				}
+			}
+		case v, ok := <-values:
+			if !ok || v.Closed {
+				// The workflow is over. Redis may still bring the final
+				// event of a run cancelled while it was executing.
+				values, durableClosed = nil, true
+				if live == nil || ended {
+					return
+				}
+				continue
+			}
+			if v.Err != nil {
+				yield(eventlog.Entry{}, v.Err)
 				return
-			case v, ok := <-values:
-				if !ok || v.Closed {
-					return
-				}
-				if v.Err != nil {
-					yield(eventlog.Entry{}, v.Err)
-					return
-				}
-				if !emit(v.Value) {
+			}
+			for _, e := range v.Value {
+				if !m.durable(e.entry(), emit) {
 					return
 				}
 			}
 		}
 	}
 }
+
+// entry is the stream entry as the event log's entry.
+func (e streamEntry) entry() eventlog.Entry {
+	return eventlog.Entry{Index: e.Index, Name: e.Name, Data: e.Data}
+}
+
+// maxHeld bounds the Redis events a follower holds while it waits for the
+// durable stream to fill a gap before them; past it they are read from the
+// durable stream too.
+const maxHeld = redisMaxLen
+
+// merge orders a run's events from its two sources without losing or
+// repeating an index. after is the index of the last event taken (or the
+// follower's starting point). The durable stream is complete: any of its
+// events above after is next. Redis may miss events (writes dropped while
+// it failed, entries trimmed or expired): one of its events is next only
+// when its index is exactly after+1, the one index nothing can sit
+// before; any other is held until the durable stream has caught up to it.
+type merge struct {
+	after int64
+	held  []eventlog.Entry // Redis events above after+1, in index order
+}
+
+// durable takes an event of the durable stream. emit returns false to stop;
+// so does durable then.
+func (m *merge) durable(e eventlog.Entry, emit func(eventlog.Entry) bool) bool {
+	if e.Index <= m.after {
+		return true
+	}
+	m.after = e.Index
+	return emit(e) && m.release(emit)
+}
+
+// live takes an event from Redis.
+func (m *merge) live(e eventlog.Entry, emit func(eventlog.Entry) bool) bool {
+	switch {
+	case e.Index <= m.after:
+		return true
+	case e.Index == m.after+1:
+		m.after = e.Index
+		return emit(e) && m.release(emit)
+	case len(m.held) < maxHeld && (len(m.held) == 0 || e.Index > m.held[len(m.held)-1].Index):
+		m.held = append(m.held, e)
+	}
+	return true
+}
+
+// release takes the held events that are next now and forgets those the
+// durable stream delivered.
+func (m *merge) release(emit func(eventlog.Entry) bool) bool {
+	for len(m.held) > 0 {
+		e := m.held[0]
+		switch {
+		case e.Index <= m.after:
+			m.held = m.held[1:]
+		case e.Index == m.after+1:
+			m.held = m.held[1:]
+			m.after = e.Index
+			if !emit(e) {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+	m.held = nil
+	return true
+}
+
+// gap reports whether Redis events wait for earlier ones.
+func (m *merge) gap() bool { return len(m.held) > 0 }

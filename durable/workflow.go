@@ -33,7 +33,7 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 			q.log.Warn("durable: closing the event stream failed", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
 		}
 	}
-	q.cfg.Events.Finish(j.RunID, status)
+	q.finish(j.RunID, status)
 	return string(status), nil
 }
 
@@ -63,6 +63,8 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		delete(q.running, j.RunID)
 		q.mu.Unlock()
 	}()
+	// A requeued run's status in Redis may still be the last attempt's.
+	q.redis.status(j.RunID, run.StatusRunning)
 
 	if attempt > 1 {
 		q.cfg.Events.Register(j.RunID, run.StatusRunning)
@@ -77,7 +79,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		// session's place in the queue, until POST …/continue sends the
 		// resolution (or the run is cancelled).
 		jr.flush()
-		q.cfg.Events.Finish(j.RunID, run.StatusPaused)
+		q.finish(j.RunID, run.StatusPaused)
 		req, ok := q.awaitContinue(ctx, j)
 		if !ok {
 			return q.settleIn(jr, j, run.StatusCancelled, "the paused run was cancelled")
@@ -87,7 +89,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 			return q.settleIn(jr, j, run.StatusError, "agent "+j.AgentID+" cannot continue runs")
 		}
 		req.RunID, req.SessionID, req.UserID = j.RunID, j.SessionID, j.UserID
-		q.cfg.Events.Register(j.RunID, run.StatusRunning)
+		q.register(j.RunID, run.StatusRunning)
 		status = q.follow(jr, j, continuer.Continue(journaled, req))
 	}
 	return status
@@ -102,12 +104,15 @@ func retryReason(requeued bool) string {
 }
 
 // appendEvent numbers an event in the event log and keeps it for the run's
-// durable event stream.
+// durable event stream; with Redis it also goes to the run's followers on
+// other replicas at once.
 func (q *Queue) appendEvent(jr *journal, e run.Event) {
 	entry := q.cfg.Events.Append(e)
 	if jr != nil {
 		jr.record(entry)
 	}
+	final, _ := run.FinalStatus(e)
+	q.redis.event(e.Base().RunID, entry, final)
 }
 
 // follow passes a run's events to the event log and returns the status the
@@ -256,7 +261,7 @@ func (q *Queue) fail(j job, message string) { q.settle(j, run.StatusError, messa
 // settle is settleIn outside a run's workflow.
 func (q *Queue) settle(j job, status run.Status, message string) run.Status {
 	status = q.settleIn(nil, j, status, message)
-	q.cfg.Events.Finish(j.RunID, status)
+	q.finish(j.RunID, status)
 	return status
 }
 

@@ -1,0 +1,118 @@
+package durable_test
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/durable"
+	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/internal/testdb"
+	"github.com/agnogo/agnogo/model/scripted"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/postgres"
+	"github.com/agnogo/agnogo/storage/sqlite"
+)
+
+// benchQueue is a launched queue over a fresh database with one agent whose
+// scripted model answers at once.
+func benchQueue(b *testing.B, backend string) (*durable.Queue, storage.Store) {
+	b.Helper()
+	var store storage.Store
+	var dbURL, schema string
+	switch backend {
+	case "postgres":
+		url := testdb.PostgresURL(b)
+		s := testdb.UniqueName(b, "agnogo")
+		pg, err := postgres.Open(b.Context(), postgres.Config{URL: url, Schema: s, AutoMigrate: true})
+		require.NoError(b, err)
+		store, dbURL, schema = pg, url, s+"_dbos"
+	default:
+		path := filepath.Join(b.TempDir(), "bench.db")
+		lite, err := sqlite.Open(b.Context(), sqlite.Config{Path: path})
+		require.NoError(b, err)
+		store, dbURL = lite, "sqlite:file:"+path
+	}
+	b.Cleanup(func() { store.Close() })
+	a, err := agent.New(agent.Config{ID: "assistant", Name: "Assistant", Store: store,
+		Model: scripted.New([]scripted.Reply{scripted.Text("ok")}, scripted.Loop(), scripted.NoRecord())})
+	require.NoError(b, err)
+	q, err := durable.New(b.Context(), durable.Config{DatabaseURL: dbURL, Schema: schema, Store: store, Runners: []run.Runner{a},
+		Events: eventlog.NewMemory(eventlog.MemoryConfig{}), ExecutorID: "bench", MaxQueueDepth: 1 << 20,
+		PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(b, err)
+	require.NoError(b, q.Launch())
+	b.Cleanup(func() { _ = q.Shutdown(5 * time.Second) })
+	return q, store
+}
+
+var benchRun atomic.Int64
+
+func benchSubmit(b *testing.B, q *durable.Queue, session string) string {
+	id := fmt.Sprintf("bench-%d", benchRun.Add(1))
+	accepted, err := q.Submit(b.Context(), durable.Submission{AgentID: "assistant",
+		Input: &run.Input{InputContent: "go", RunID: id, SessionID: session}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return accepted.RunID
+}
+
+// BenchmarkAccept measures accepting background runs: the PENDING row and
+// the enqueue, from 32 concurrent clients, each run in its own session. One
+// op is one accepted run; runs/s is the acceptance rate.
+func BenchmarkAccept(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			q, _ := benchQueue(b, backend)
+			b.SetParallelism(16) // 2 cores × 16 = 32 clients
+			b.ResetTimer()
+			started := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					benchSubmit(b, q, fmt.Sprintf("s-%d", benchRun.Load()))
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(started).Seconds(), "runs/s")
+		})
+	}
+}
+
+// BenchmarkEndToEnd measures background runs from acceptance to COMPLETED:
+// b.N runs over 32 sessions, timed until the last one is stored complete.
+func BenchmarkEndToEnd(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			q, store := benchQueue(b, backend)
+			b.ResetTimer()
+			started := time.Now()
+			ids := make([]string, b.N)
+			var wg sync.WaitGroup
+			for i := range b.N {
+				wg.Go(func() { ids[i] = benchSubmit(b, q, fmt.Sprintf("s-%d", i%32)) })
+			}
+			wg.Wait()
+			for _, id := range ids {
+				for {
+					rec, err := store.GetRun(b.Context(), id, "")
+					if err == nil && rec.Run.Status == run.StatusCompleted {
+						break
+					}
+					if err == nil && rec.Run.Status.Terminal() {
+						b.Fatalf("run %s ended %s", id, rec.Run.Status)
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			}
+			b.ReportMetric(float64(b.N)/time.Since(started).Seconds(), "runs/s")
+		})
+	}
+}
