@@ -95,7 +95,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // openPool opens a pool whose every connection is set up with agnogo's
 // pragmas: WAL, foreign keys (the runs cascade needs them), the busy timeout,
 // and immediate write transactions, which take the write lock at BEGIN so a
-// transaction never fails half-way on a lock upgrade.
+// transaction never fails half-way on a lock upgrade. The writer keeps its
+// temporary files in memory: transactions that share a commit each run in a
+// savepoint, whose journal of the pages they change would otherwise be
+// written to a temporary file once it outgrows 64 KiB (a fifth of the
+// writer's time under load). Its sorts, such as a migration's CREATE INDEX,
+// then also stay in memory, in proportion to the index built.
 func openPool(path string, busy time.Duration, readOnly bool, maxConns int) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
@@ -107,6 +112,7 @@ func openPool(path string, busy time.Duration, readOnly bool, maxConns int) (*sq
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		q.Add("_pragma", "temp_store(MEMORY)")
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {

@@ -27,6 +27,10 @@ type Conn struct {
 	// misses collects, inside a transaction, the statements to prepare
 	// once it ends.
 	misses *[]string
+	// detached runs statements without the caller's cancellation: in a
+	// commit shared by several callers, an interrupted statement would roll
+	// back the others' writes too (see [DB.InTx]).
+	detached bool
 }
 
 // stmt returns the cached prepared statement for query, or nil to run it
@@ -105,8 +109,17 @@ func (c *stmtCache) close() error {
 	return errors.Join(errs...)
 }
 
+// context returns the context a statement runs under.
+func (c Conn) context(ctx context.Context) context.Context {
+	if c.detached {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // Exec implements [sqlstore.Conn].
 func (c Conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	ctx = c.context(ctx)
 	var res sql.Result
 	var err error
 	if stmt := c.stmt(ctx, query); stmt != nil {
@@ -126,6 +139,7 @@ func (c Conn) Exec(ctx context.Context, query string, args ...any) (int64, error
 
 // Query implements [sqlstore.Conn].
 func (c Conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	ctx = c.context(ctx)
 	var rows *sql.Rows
 	var err error
 	if stmt := c.stmt(ctx, query); stmt != nil {
@@ -141,6 +155,7 @@ func (c Conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Ro
 
 // QueryRow implements [sqlstore.Conn].
 func (c Conn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	ctx = c.context(ctx)
 	if stmt := c.stmt(ctx, query); stmt != nil {
 		return sqlRow{stmt.QueryRowContext(ctx, args...)}
 	}
@@ -163,7 +178,8 @@ func (r sqlRow) Scan(dest ...any) error {
 
 // DB is a [sqlstore.DB] with separate pools for writes and reads. With a
 // single-connection writer, write transactions queue in-process instead of
-// failing with "database is locked".
+// failing with "database is locked", and transactions that queue together
+// share one commit (see [DB.InTx]).
 type DB struct {
 	// Writer runs write transactions.
 	Writer *sql.DB
@@ -172,6 +188,7 @@ type DB struct {
 
 	once                  sync.Once
 	writeStmts, readStmts *stmtCache
+	commits               commitQueue
 }
 
 func (d *DB) init() {
@@ -188,27 +205,6 @@ func (d *DB) init() {
 func (d *DB) Reader() sqlstore.Conn {
 	d.init()
 	return Conn{q: d.Readers, stmts: d.readStmts}
-}
-
-// InTx implements [sqlstore.DB].
-func (d *DB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) error {
-	tx, err := d.Writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	d.init()
-	var misses []string
-	if err := fn(Conn{q: tx, tx: tx, stmts: d.writeStmts, misses: &misses}); err != nil {
-		_ = tx.Rollback() // the error that made us roll back is the one to report
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	for _, query := range misses {
-		d.writeStmts.prepare(ctx, query)
-	}
-	return nil
 }
 
 // Close implements [sqlstore.DB].

@@ -15,16 +15,17 @@ const runColumns = "run_id, session_id, run_type, user_id, run_index, run_data, 
 
 // UpsertRun implements [storage.RunStore].
 //
-// The write takes three indexed lookups (the session, the run, the session's
-// highest run_index) and one row write, so its cost does not grow with the
-// number of runs a session holds.
+// The write takes one indexed lookup of the session and one statement that
+// inserts or updates the run (finding the session's highest run_index
+// through an index), so its cost does not grow with the number of runs a
+// session holds.
 func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.RunRecord, error) {
 	write, err := s.runWrite(rec)
 	if err != nil {
 		return rec, err
 	}
 	err = s.db.InTx(ctx, func(tx Conn) error {
-		rec, err = write(ctx, tx)
+		rec, err = write(ctx, tx, nil)
 		return err
 	})
 	if err != nil {
@@ -52,7 +53,13 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 		if stored, err = writeSession(ctx, tx); err != nil {
 			return s.sessionWriteErr(session, err)
 		}
-		rec, err = writeRun(ctx, tx)
+		if stored.SessionID != rec.SessionID {
+			rec, err = writeRun(ctx, tx, nil)
+			return err
+		}
+		// The session write has just locked the row and returned its
+		// owner: no need to read it again.
+		rec, err = writeRun(ctx, tx, &stored.UserID)
 		return err
 	})
 	if err != nil {
@@ -62,8 +69,10 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 }
 
 // runWrite validates and encodes a run and returns the statements that
-// write it inside a transaction.
-func (s *Store) runWrite(rec storage.RunRecord) (func(ctx context.Context, tx Conn) (storage.RunRecord, error), error) {
+// write it inside a transaction. Their owner argument is the user_id of the
+// run's session when the transaction has already written (and so locked)
+// that session row; nil makes them read and lock it first.
+func (s *Store) runWrite(rec storage.RunRecord) (func(ctx context.Context, tx Conn, owner *string) (storage.RunRecord, error), error) {
 	if rec.Run == nil || rec.Run.RunID == "" {
 		return nil, storage.Invalidf("run_id is required")
 	}
@@ -96,59 +105,93 @@ func (s *Store) runWrite(rec storage.RunRecord) (func(ctx context.Context, tx Co
 		rec.CreatedAt = now
 	}
 	scopedUser := rec.UserID
-	return func(ctx context.Context, tx Conn) (storage.RunRecord, error) {
+	upsert := s.runUpsert(scopedUser != "")
+	return func(ctx context.Context, tx Conn, knownOwner *string) (storage.RunRecord, error) {
 		rec := rec
-		// Lock the session row (Postgres) so concurrent inserts into one
-		// session take distinct run_index values.
 		var owner string
-		err := tx.QueryRow(ctx, fmt.Sprintf("SELECT user_id FROM %s WHERE session_id = ?%s", s.tables.sessions, s.dialect.forUpdate()), rec.SessionID).Scan(nullString{&owner})
-		if errors.Is(err, ErrNoRows) || (err == nil && scopedUser != "" && owner != scopedUser) {
-			return rec, notFound("session", rec.SessionID)
+		if knownOwner != nil {
+			owner = *knownOwner
+		} else {
+			// Lock the session row (Postgres) so concurrent inserts into
+			// one session take distinct run_index values.
+			err := tx.QueryRow(ctx, fmt.Sprintf("SELECT user_id FROM %s WHERE session_id = ?%s", s.tables.sessions, s.dialect.forUpdate()), rec.SessionID).Scan(nullString{&owner})
+			if errors.Is(err, ErrNoRows) {
+				return rec, notFound("session", rec.SessionID)
+			}
+			if err != nil {
+				return rec, err
+			}
 		}
-		if err != nil {
-			return rec, err
+		if scopedUser != "" && owner != scopedUser {
+			return rec, notFound("session", rec.SessionID)
 		}
 		if rec.UserID == "" {
 			rec.UserID = owner
 		}
-		var storedSession, storedUser string
-		var storedIndex int64
-		err = tx.QueryRow(ctx, fmt.Sprintf("SELECT session_id, user_id, run_index FROM %s WHERE run_id = ?", s.tables.runs), runID).
-			Scan(&storedSession, nullString{&storedUser}, nullInt64{&storedIndex})
-		switch {
-		case errors.Is(err, ErrNoRows):
-			if rec.RunIndex == nil {
-				// Written as ORDER BY … LIMIT 1 rather than MAX() so every
-				// planner walks the (session_id, run_index) index backwards,
-				// even on a table it has no statistics for yet; a plan that
-				// aggregates the session's rows would make saves O(runs).
-				last := int64(-1)
-				err := tx.QueryRow(ctx, fmt.Sprintf("SELECT run_index FROM %s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1", s.tables.runs), rec.SessionID).Scan(&last)
-				if err != nil && !errors.Is(err, ErrNoRows) {
-					return rec, err
-				}
-				next := last + 1
-				rec.RunIndex = &next
-			}
-			_, err = tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.tables.runs),
-				runID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
-				nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), *rec.RunIndex, string(runData), rec.CreatedAt, now)
-			return rec, err
-		case err != nil:
-			return rec, err
-		case scopedUser != "" && storedUser != scopedUser:
-			return rec, notFound("run", runID)
-		case storedSession != rec.SessionID:
-			return rec, storage.Invalidf("run %s belongs to session %s, not %s", runID, storedSession, rec.SessionID)
+		var givenIndex any
+		if rec.RunIndex != nil {
+			givenIndex = *rec.RunIndex
 		}
-		rec.RunIndex = &storedIndex
-		_, err = tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET run_type = ?, agent_id = ?, team_id = ?, workflow_id = ?, user_id = ?, status = ?,
-	parent_run_id = ?, run_data = ?, updated_at = ? WHERE run_id = ?`, s.tables.runs),
-			string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID), nullable(rec.UserID),
-			nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), string(runData), now, runID)
-		return rec, err
+		args := []any{runID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
+			nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), givenIndex, rec.SessionID, string(runData), rec.CreatedAt, now}
+		if scopedUser != "" {
+			args = append(args, scopedUser)
+		}
+		var index int64
+		err := tx.QueryRow(ctx, upsert, args...).Scan(&index)
+		if errors.Is(err, ErrNoRows) {
+			return rec, s.runNotWritten(ctx, tx, rec, scopedUser)
+		}
+		if err != nil {
+			return rec, err
+		}
+		rec.RunIndex = &index
+		return rec, nil
 	}, nil
+}
+
+// runUpsert is the statement that inserts a run, or updates it when it is
+// already stored in the same session (and, when scoped, for the same user),
+// returning its run_index. A new run without a given run_index gets the
+// session's highest plus one: written as ORDER BY … LIMIT 1 rather than
+// MAX() so every planner walks the (session_id, run_index) index backwards,
+// even on a table it has no statistics for yet; a plan that aggregates the
+// session's rows would make saves O(runs). An update keeps the stored
+// run_index, session and created_at. No row comes back when the stored run
+// belongs to another session or user: see [Store.runNotWritten].
+func (s *Store) runUpsert(scoped bool) string {
+	userCheck := ""
+	if scoped {
+		userCheck = fmt.Sprintf(" AND %s.user_id = ?", s.tables.runs)
+	}
+	return fmt.Sprintf(`INSERT INTO %[1]s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
+	COALESCE(?, (SELECT run_index FROM %[1]s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1) + 1, 0),
+	?, ?, ?)
+ON CONFLICT (run_id) DO UPDATE SET
+	run_type = excluded.run_type, agent_id = excluded.agent_id, team_id = excluded.team_id, workflow_id = excluded.workflow_id,
+	user_id = excluded.user_id, status = excluded.status, parent_run_id = excluded.parent_run_id, run_data = excluded.run_data,
+	updated_at = excluded.updated_at
+WHERE %[1]s.session_id = excluded.session_id%[2]s
+RETURNING run_index`, s.tables.runs, userCheck)
+}
+
+// runNotWritten explains why the upsert of an already stored run changed
+// nothing: the run is another user's (reported as not found) or another
+// session's.
+func (s *Store) runNotWritten(ctx context.Context, tx Conn, rec storage.RunRecord, scopedUser string) error {
+	var storedSession, storedUser string
+	err := tx.QueryRow(ctx, fmt.Sprintf("SELECT session_id, user_id FROM %s WHERE run_id = ?", s.tables.runs), rec.Run.RunID).
+		Scan(&storedSession, nullString{&storedUser})
+	switch {
+	case err != nil:
+		return fmt.Errorf("run %s was neither inserted nor updated: %w", rec.Run.RunID, err)
+	case scopedUser != "" && storedUser != scopedUser:
+		return notFound("run", rec.Run.RunID)
+	case storedSession != rec.SessionID:
+		return storage.Invalidf("run %s belongs to session %s, not %s", rec.Run.RunID, storedSession, rec.SessionID)
+	}
+	return fmt.Errorf("run %s was neither inserted nor updated", rec.Run.RunID)
 }
 
 // GetRun implements [storage.RunStore].

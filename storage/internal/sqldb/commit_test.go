@@ -1,0 +1,279 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+
+	"github.com/agnogo/agnogo/storage/internal/sqlstore"
+)
+
+// openTestDB opens a SQLite file with a one-connection writer, as
+// storage/sqlite does, and a table of numbers.
+func openTestDB(t *testing.T) *DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "commit.db")
+	writer, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_txlock=immediate")
+	require.NoError(t, err)
+	writer.SetMaxOpenConns(1)
+	readers, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	require.NoError(t, err)
+	db := &DB{Writer: writer, Readers: readers}
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	_, err = writer.ExecContext(t.Context(), "CREATE TABLE numbers (n INTEGER PRIMARY KEY)")
+	require.NoError(t, err)
+	return db
+}
+
+// insert is a transaction body that stores n and notes whether it ran in a
+// shared commit.
+func insert(n int, shared *bool) func(tx sqlstore.Conn) error {
+	return func(tx sqlstore.Conn) error {
+		*shared = tx.(Conn).detached
+		_, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (?)", n)
+		return err
+	}
+}
+
+func storedNumbers(t *testing.T, db *DB) []int {
+	t.Helper()
+	rows, err := db.Readers.QueryContext(t.Context(), "SELECT n FROM numbers ORDER BY n")
+	require.NoError(t, err)
+	defer rows.Close()
+	var numbers []int
+	for rows.Next() {
+		var n int
+		require.NoError(t, rows.Scan(&n))
+		numbers = append(numbers, n)
+	}
+	require.NoError(t, rows.Err())
+	return numbers
+}
+
+// holdWriter starts a transaction that keeps the writer until release is
+// closed, and returns once it runs, with a channel for its result.
+func holdWriter(t *testing.T, db *DB, release <-chan struct{}) <-chan error {
+	t.Helper()
+	running := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- db.InTx(t.Context(), func(tx sqlstore.Conn) error {
+			close(running)
+			<-release
+			_, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (0)")
+			return err
+		})
+	}()
+	<-running
+	return done
+}
+
+// waitQueued polls until n transactions wait for the writer.
+func waitQueued(t *testing.T, db *DB, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		db.commits.mu.Lock()
+		defer db.commits.mu.Unlock()
+		return len(db.commits.waiting) == n
+	}, 5*time.Second, time.Millisecond, "%d transactions never queued", n)
+}
+
+func TestTransactionsQueuedTogetherShareACommit(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	release := make(chan struct{})
+	held := holdWriter(t, db, release)
+
+	const queued = 5
+	shared := make([]bool, queued)
+	errs := make([]error, queued)
+	var wg sync.WaitGroup
+	for i := range queued {
+		wg.Go(func() { errs[i] = db.InTx(t.Context(), insert(i+1, &shared[i])) })
+	}
+	waitQueued(t, db, queued)
+	close(release)
+	wg.Wait()
+
+	require.NoError(t, <-held)
+	for i := range queued {
+		require.NoError(t, errs[i], "transaction %d", i+1)
+		require.True(t, shared[i], "transaction %d ran in the shared commit", i+1)
+	}
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5}, storedNumbers(t, db))
+}
+
+func TestAFailedTransactionRollsBackAloneInASharedCommit(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	release := make(chan struct{})
+	held := holdWriter(t, db, release)
+
+	failure := errors.New("the second one changes its mind")
+	bodies := []func(tx sqlstore.Conn) error{
+		func(tx sqlstore.Conn) error {
+			_, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (1)")
+			return err
+		},
+		func(tx sqlstore.Conn) error {
+			if _, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (2)"); err != nil {
+				return err
+			}
+			return failure
+		},
+		func(tx sqlstore.Conn) error {
+			// A statement error (a duplicate key) leaves the others alone too.
+			_, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (1)")
+			return err
+		},
+		func(tx sqlstore.Conn) error {
+			_, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (4)")
+			return err
+		},
+	}
+	errs := make([]error, len(bodies))
+	var wg sync.WaitGroup
+	for i, body := range bodies {
+		wg.Go(func() { errs[i] = db.InTx(t.Context(), body) })
+		waitQueued(t, db, i+1) // queue in order, so the duplicate comes after the first insert
+	}
+	close(release)
+	wg.Wait()
+
+	require.NoError(t, <-held)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], failure)
+	require.ErrorContains(t, errs[2], "UNIQUE constraint failed")
+	require.NoError(t, errs[3])
+	require.Equal(t, []int{0, 1, 4}, storedNumbers(t, db))
+}
+
+func TestACancelledTransactionIsSkippedInASharedCommit(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	release := make(chan struct{})
+	held := holdWriter(t, db, release)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var ran, first, last bool
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = db.InTx(t.Context(), insert(1, &first)) })
+	waitQueued(t, db, 1)
+	wg.Go(func() {
+		errs[1] = db.InTx(ctx, func(tx sqlstore.Conn) error {
+			ran = true
+			return nil
+		})
+	})
+	waitQueued(t, db, 2)
+	wg.Go(func() { errs[2] = db.InTx(t.Context(), insert(3, &last)) })
+	waitQueued(t, db, 3)
+	cancel()
+	close(release)
+	wg.Wait()
+
+	require.NoError(t, <-held)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], context.Canceled)
+	require.False(t, ran, "a transaction whose caller left does not run")
+	require.NoError(t, errs[2])
+	require.Equal(t, []int{0, 1, 3}, storedNumbers(t, db))
+}
+
+func TestATransactionAloneKeepsItsCancellation(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	var shared bool
+	require.NoError(t, db.InTx(t.Context(), insert(1, &shared)))
+	require.False(t, shared, "a transaction with no one queued behind it runs on its own")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := db.InTx(ctx, insert(2, &shared))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, []int{1}, storedNumbers(t, db))
+}
+
+func TestManyConcurrentTransactionsAllCommit(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	const writers = 200
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			var shared bool
+			errs[i] = db.InTx(t.Context(), insert(i+1, &shared))
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "writer %d", i)
+	}
+	numbers := storedNumbers(t, db)
+	require.Len(t, numbers, writers, fmt.Sprint(numbers))
+}
+
+func TestAPanicInASharedCommitReachesItsCallerOnly(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	release := make(chan struct{})
+	held := holdWriter(t, db, release)
+
+	var first, last bool
+	errs := make([]error, 3)
+	var recovered any
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = db.InTx(t.Context(), insert(1, &first)) })
+	waitQueued(t, db, 1)
+	wg.Go(func() {
+		defer func() { recovered = recover() }()
+		errs[1] = db.InTx(t.Context(), func(tx sqlstore.Conn) error {
+			if _, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (2)"); err != nil {
+				return err
+			}
+			panic("a bug in a transaction")
+		})
+	})
+	waitQueued(t, db, 2)
+	wg.Go(func() { errs[2] = db.InTx(t.Context(), insert(3, &last)) })
+	waitQueued(t, db, 3)
+	close(release)
+	wg.Wait()
+
+	require.NoError(t, <-held)
+	require.Equal(t, "a bug in a transaction", recovered, "the panic is raised in its own caller")
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[2])
+	require.Equal(t, []int{0, 1, 3}, storedNumbers(t, db))
+
+	// The queue was handed on: later transactions still run, alone too.
+	require.NoError(t, db.InTx(t.Context(), insert(4, &first)))
+	require.Equal(t, []int{0, 1, 3, 4}, storedNumbers(t, db))
+}
+
+func TestAPanicInATransactionAloneRollsItBack(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	func() {
+		defer func() { require.Equal(t, "alone", recover()) }()
+		_ = db.InTx(t.Context(), func(tx sqlstore.Conn) error {
+			if _, err := tx.Exec(context.Background(), "INSERT INTO numbers (n) VALUES (1)"); err != nil {
+				return err
+			}
+			panic("alone")
+		})
+	}()
+	var shared bool
+	require.NoError(t, db.InTx(t.Context(), insert(2, &shared)), "the writer is free again")
+	require.Equal(t, []int{2}, storedNumbers(t, db))
+}
