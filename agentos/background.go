@@ -62,12 +62,7 @@ func (o *OS) startBackground(w http.ResponseWriter, r *http.Request, runner run.
 		return
 	}
 	items, _ := o.events.Follow(r.Context(), in.RunID, -1, 0)
-	sse := startSSE(w)
-	for item := range items {
-		if sse.entry(item.Entry) != nil {
-			return // the client left; the run goes on
-		}
-	}
+	_ = startSSE(w).follow(items, "keepalive") // a client that leaves does not stop the run
 }
 
 // startDurable submits a background run to the durable queue and answers
@@ -110,17 +105,7 @@ func (o *OS) startDurable(w http.ResponseWriter, r *http.Request, runner run.Run
 		}
 		return
 	}
-	for item := range items {
-		var err error
-		if item.Idle {
-			err = sse.comment("keepalive")
-		} else {
-			err = sse.entry(item.Entry)
-		}
-		if err != nil {
-			return // the client left; the run goes on
-		}
-	}
+	_ = sse.follow(items, "keepalive") // a client that leaves does not stop the run
 }
 
 // continueDurable hands a paused run on the durable queue its continuation
@@ -151,17 +136,7 @@ func (o *OS) continueDurable(w http.ResponseWriter, r *http.Request, runner run.
 		_ = sse.errorFrame("the run's events are not available here; poll GET …/runs/" + req.RunID)
 		return
 	}
-	for item := range items {
-		var err error
-		if item.Idle {
-			err = sse.comment("keepalive")
-		} else {
-			err = sse.entry(item.Entry)
-		}
-		if err != nil {
-			return
-		}
-	}
+	_ = sse.follow(items, "keepalive")
 }
 
 // savePending writes the run's PENDING row, creating its session when it

@@ -157,11 +157,7 @@ func (o *OS) resumeFromLog(r *http.Request, sse *sseWriter, runID string, last i
 			"total_buffered": missed, "last_event_index_requested": last, "message": "Replaying the events of a finished run"}) != nil {
 			return
 		}
-		for item := range items {
-			if !item.Idle && sse.entry(item.Entry) != nil {
-				return
-			}
-		}
+		_ = sse.follow(items, "heartbeat") // a finished run has no idle intervals
 		return
 	}
 	subscribed := map[string]any{"current_event_count": info.Count, "status": "running", "message": "Subscribed to the run's live events"}

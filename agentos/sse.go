@@ -3,6 +3,7 @@ package agentos
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 
 	"github.com/agnogo/agnogo/eventlog"
@@ -91,4 +92,21 @@ func (s *sseWriter) comment(text string) error {
 // runs the queue executes stream and resume like the others.
 func NewEventLog() *eventlog.Memory {
 	return eventlog.NewMemory(eventlog.MemoryConfig{Encode: encodeEvent})
+}
+
+// follow writes a run's followed events, and idleComment after each silent
+// interval, until the run ends or the client leaves (an error).
+func (s *sseWriter) follow(items iter.Seq[eventlog.Item], idleComment string) error {
+	for item := range items {
+		var err error
+		if item.Idle {
+			err = s.comment(idleComment)
+		} else {
+			err = s.entry(item.Entry)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

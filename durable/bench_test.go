@@ -3,7 +3,6 @@ package durable_test
 import (
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,34 +13,16 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
-	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
-	"github.com/agnogo/agnogo/storage/postgres"
-	"github.com/agnogo/agnogo/storage/sqlite"
 )
 
 // benchQueue is a launched queue over a fresh database with one agent whose
 // scripted model answers at once.
 func benchQueue(b *testing.B, backend string) (*durable.Queue, storage.Store) {
 	b.Helper()
-	var store storage.Store
-	var dbURL, schema string
-	switch backend {
-	case "postgres":
-		url := testdb.PostgresURL(b)
-		s := testdb.UniqueName(b, "agnogo")
-		pg, err := postgres.Open(b.Context(), postgres.Config{URL: url, Schema: s, AutoMigrate: true})
-		require.NoError(b, err)
-		store, dbURL, schema = pg, url, s+"_dbos"
-	default:
-		path := filepath.Join(b.TempDir(), "bench.db")
-		lite, err := sqlite.Open(b.Context(), sqlite.Config{Path: path})
-		require.NoError(b, err)
-		store, dbURL = lite, "sqlite:file:"+path
-	}
-	b.Cleanup(func() { store.Close() })
+	store, dbURL, schema := openBackend(b, backend == "postgres")
 	a, err := agent.New(agent.Config{ID: "assistant", Name: "Assistant", Store: store,
 		Model: scripted.New([]scripted.Reply{scripted.Text("ok")}, scripted.Loop(), scripted.NoRecord())})
 	require.NoError(b, err)

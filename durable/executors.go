@@ -160,7 +160,7 @@ func (q *Queue) takeOver(ctx context.Context, rt recovery, executor string) {
 			if err != nil {
 				continue
 			}
-			if parked, err := q.Parked(ctx, wf.ID, j.UserID); err == nil && parked {
+			if q.rowPaused(ctx, wf.ID, j.UserID) {
 				continue // no work lost: recovered below
 			}
 			q.settle(j, run.StatusError, lostMessage(q.cfg.MaxAttempts, j.RunID))

@@ -435,17 +435,14 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 	if status != dbos.WorkflowStatusEnqueued && status != dbos.WorkflowStatusPending && status != dbos.WorkflowStatusDelayed {
 		return true, nil // over already
 	}
-	if status == dbos.WorkflowStatusPending {
+	j, decodeErr := decodeJob(found[0].Input)
+	if status == dbos.WorkflowStatusPending && decodeErr == nil && q.rowPaused(ctx, runID, j.UserID) {
 		// A paused run's workflow waits for a message, on whichever replica:
 		// wake it with the cancellation.
-		if j, err := decodeJob(found[0].Input); err == nil {
-			if parked, err := q.Parked(ctx, runID, j.UserID); err == nil && parked {
-				if err := dbos.Send(q.dbos, runID, continuation{Cancel: true}, continueTopic); err != nil {
-					return true, fmt.Errorf("durable: cancel run %s: %w", runID, err)
-				}
-				return true, nil
-			}
+		if err := dbos.Send(q.dbos, runID, continuation{Cancel: true}, continueTopic); err != nil {
+			return true, fmt.Errorf("durable: cancel run %s: %w", runID, err)
 		}
+		return true, nil
 	}
 	if err := dbos.CancelWorkflow(q.dbos, runID); err != nil {
 		return true, fmt.Errorf("durable: cancel run %s: %w", runID, err)
@@ -464,10 +461,8 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 	case status == dbos.WorkflowStatusPending:
 		// Executing on another replica: stopped there by the signal or the
 		// watcher.
-	default:
-		if j, err := decodeJob(found[0].Input); err == nil {
-			q.settle(j, run.StatusCancelled, "the run was cancelled before it started")
-		}
+	case decodeErr == nil:
+		q.settle(j, run.StatusCancelled, "the run was cancelled before it started")
 	}
 	return true, nil
 }
@@ -490,6 +485,13 @@ func (q *Queue) Parked(ctx context.Context, runID string, userID string) (bool, 
 		return false, fmt.Errorf("durable: read run %s: %w", runID, err)
 	}
 	return rec.Run.Status == run.StatusPaused, nil
+}
+
+// rowPaused reports whether the run row of a workflow known to be PENDING
+// says PAUSED: the workflow is parked, waiting for its continuation.
+func (q *Queue) rowPaused(ctx context.Context, runID, userID string) bool {
+	rec, err := q.cfg.Store.GetRun(ctx, runID, userID)
+	return err == nil && rec.Run.Status == run.StatusPaused
 }
 
 // Continue hands a paused run its continuation (the resolved tools, or new

@@ -38,25 +38,31 @@ type fixture struct {
 func newFixture(t *testing.T, replies []scripted.Reply, tools []tool.Tool, configure func(*durable.Config)) *fixture {
 	t.Helper()
 	f := &fixture{model: scripted.New(replies), events: eventlog.NewMemory(eventlog.MemoryConfig{})}
-	if postgresBackend(t) {
-		url := testdb.PostgresURL(t)
-		schema := testdb.UniqueName(t, "agnogo")
-		store, err := postgres.Open(t.Context(), postgres.Config{URL: url, Schema: schema, AutoMigrate: true})
-		require.NoError(t, err)
-		t.Cleanup(func() { store.Close() })
-		f.store, f.dbURL, f.schema = store, url, schema+"_dbos"
-	} else {
-		path := filepath.Join(t.TempDir(), "agnogo.db")
-		store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
-		require.NoError(t, err)
-		t.Cleanup(func() { store.Close() })
-		f.store, f.dbURL = store, "sqlite:file:"+path
-	}
+	f.store, f.dbURL, f.schema = openBackend(t, postgresBackend(t))
 	var err error
 	f.agent, err = agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: f.model, Store: f.store, Tools: tools})
 	require.NoError(t, err)
 	f.queue = f.start(t, "exec-1", configure)
 	return f
+}
+
+// openBackend opens a fresh store on SQLite or Postgres and returns it with
+// the database URL and Postgres schema the queue uses beside it.
+func openBackend(tb testing.TB, onPostgres bool) (store storage.Store, dbURL, schema string) {
+	tb.Helper()
+	if onPostgres {
+		url := testdb.PostgresURL(tb)
+		name := testdb.UniqueName(tb, "agnogo")
+		pg, err := postgres.Open(tb.Context(), postgres.Config{URL: url, Schema: name, AutoMigrate: true})
+		require.NoError(tb, err)
+		tb.Cleanup(func() { pg.Close() })
+		return pg, url, name + "_dbos"
+	}
+	path := filepath.Join(tb.TempDir(), "agnogo.db")
+	lite, err := sqlite.Open(tb.Context(), sqlite.Config{Path: path})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { lite.Close() })
+	return lite, "sqlite:file:" + path, ""
 }
 
 // postgresBackend reports whether a test runs on Postgres (see onBoth).
