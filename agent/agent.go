@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"sync/atomic"
@@ -95,6 +96,8 @@ func (a *Agent) Stream(ctx context.Context, in *run.Input) iter.Seq2[run.Event, 
 		_, err := a.execute(ctx, in, yield)
 		if startErr, ok := err.(*startError); ok {
 			yield(nil, startErr.err)
+		} else if errors.Is(err, run.ErrInterrupted) {
+			yield(nil, err)
 		}
 	}
 }

@@ -187,6 +187,25 @@ func TestHistoryCarriesEarlierTurns(t *testing.T) {
 	}
 }
 
+func TestRunExecutedAgainIsNotItsOwnHistory(t *testing.T) {
+	b := setup(t, []scripted.Reply{scripted.Text("Hello."), scripted.Text("Partial."), scripted.Text("Again.")},
+		func(c *agent.Config) { c.AddHistoryToContext = true; c.NumHistoryRuns = 1 })
+	_, err := b.agent.Run(t.Context(), &run.Input{InputContent: "I am Ada", SessionID: "s1"})
+	require.NoError(t, err)
+	in := &run.Input{RunID: "r2", InputContent: "Who am I?", SessionID: "s1", PersistOnStart: true}
+	_, err = b.agent.Run(t.Context(), in)
+	require.NoError(t, err)
+	// The same run executed again (after a crash or a failed attempt) sees
+	// the session's earlier run, not its own stored messages.
+	_, err = b.agent.Run(t.Context(), &run.Input{RunID: "r2", InputContent: "Who am I?", SessionID: "s1", PersistOnStart: true})
+	require.NoError(t, err)
+	again := b.model.Requests()[2].Messages
+	require.Len(t, again, 4, "system, the first run's two messages, the input")
+	require.Equal(t, "I am Ada", again[1].Content)
+	require.Equal(t, "Hello.", again[2].Content)
+	require.Equal(t, "Who am I?", again[3].Content)
+}
+
 func TestHistorySkipsFailedRuns(t *testing.T) {
 	authErr := &model.Error{Provider: "Scripted", StatusCode: 401, Class: model.ClassAuth, Message: "bad key"}
 	b := setup(t, []scripted.Reply{scripted.Fail(authErr), scripted.Text("ok")}, func(c *agent.Config) { c.AddHistoryToContext = true })
@@ -357,6 +376,59 @@ func TestCancelledContextEndsCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, run.StatusCancelled, rec.Run.Status, "the cancelled run is persisted")
 	require.Len(t, b.model.Requests(), 1)
+}
+
+// blockingTool is a tool that signals started and waits for its context.
+func blockingTool(t *testing.T, started chan struct{}) tool.Tool {
+	t.Helper()
+	slow, err := tool.New(tool.Config{Name: "slow"}, func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	require.NoError(t, err)
+	return slow
+}
+
+func TestTimeLimitEndsTheRunInError(t *testing.T) {
+	started := make(chan struct{})
+	b := setup(t, []scripted.Reply{scripted.ToolCall("slow", `{}`), scripted.Text("never")},
+		func(c *agent.Config) { c.Tools = []tool.Tool{blockingTool(t, started)} })
+	ctx, cancel := run.WithTimeLimit(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	events := collect(t, b.agent.Stream(ctx, &run.Input{InputContent: "go", SessionID: "s1"}))
+	last, ok := events[len(events)-1].(*run.RunError)
+	require.True(t, ok, "a run over its time limit ends with RunError, got %s", events[len(events)-1].EventName())
+	require.Equal(t, "run_timeout", last.ErrorType)
+	require.Contains(t, last.Content, "timed out after 50ms")
+	rec, err := b.store.GetRun(t.Context(), last.RunID, "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusError, rec.Run.Status, "stored ERROR, not CANCELLED")
+}
+
+func TestInterruptedRunStaysRunningWithoutFinalEvent(t *testing.T) {
+	started := make(chan struct{})
+	b := setup(t, []scripted.Reply{scripted.ToolCall("slow", `{}`), scripted.Text("never")},
+		func(c *agent.Config) { c.Tools = []tool.Tool{blockingTool(t, started)} })
+	ctx, cancel := context.WithCancelCause(t.Context())
+	go func() { <-started; run.Interrupt(cancel) }()
+	var events []run.Event
+	var streamErr error
+	for event, err := range b.agent.Stream(ctx, &run.Input{InputContent: "go", SessionID: "s1", PersistOnStart: true}) {
+		if err != nil {
+			streamErr = err
+			continue
+		}
+		events = append(events, event)
+	}
+	require.ErrorIs(t, streamErr, run.ErrInterrupted, "the stream ends with the interruption")
+	for _, e := range events {
+		_, final := run.FinalStatus(e)
+		require.False(t, final, "no final event for an interrupted run, got %s", e.EventName())
+	}
+	rec, err := b.store.GetRun(t.Context(), events[0].Base().RunID, "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusRunning, rec.Run.Status, "the run is kept RUNNING for its owner to run again")
 }
 
 func TestBreakingTheStreamCancelsTheRun(t *testing.T) {

@@ -80,6 +80,8 @@ func (a *Agent) Continue(ctx context.Context, req *ContinueRequest) iter.Seq2[ru
 		_, err := a.resume(ctx, req, yield)
 		if startErr, ok := err.(*startError); ok {
 			yield(nil, startErr.err)
+		} else if errors.Is(err, run.ErrInterrupted) {
+			yield(nil, err)
 		}
 	}
 }
@@ -197,7 +199,7 @@ func (a *Agent) withHistory(ctx context.Context, out *run.Output) ([]*run.Messag
 	if !a.cfg.AddHistoryToContext || a.cfg.Store == nil {
 		return messages, nil
 	}
-	history, err := a.history(ctx, out.SessionID, out.UserID)
+	history, err := a.history(ctx, out.SessionID, out.UserID, out.RunID)
 	if err != nil {
 		return nil, err
 	}

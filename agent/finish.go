@@ -33,8 +33,15 @@ func (a *Agent) finish(parent context.Context, st *runState, loopErr error) (*ru
 			out.Status = run.StatusCompleted
 		}
 	}
+	if loopErr != nil && run.Interrupted(parent) {
+		return a.interrupted(parent, st)
+	}
 	if loopErr != nil && !errors.Is(loopErr, errPaused) {
-		if parent.Err() != nil || st.em.stopped || errors.Is(loopErr, context.Canceled) {
+		if limit := run.TimedOut(parent); limit != nil {
+			out.Status = run.StatusError
+			loopErr = fmt.Errorf("run %s: %w", out.RunID, limit)
+			out.Content = loopErr.Error()
+		} else if parent.Err() != nil || st.em.stopped || errors.Is(loopErr, context.Canceled) {
 			out.Status = run.StatusCancelled
 			loopErr = fmt.Errorf("run %s cancelled: %w", out.RunID, context.Canceled)
 		} else {
@@ -58,7 +65,15 @@ func (a *Agent) finish(parent context.Context, st *runState, loopErr error) (*ru
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
 	defer cancel()
-	if err := a.save(saveCtx, st); err != nil {
+	deferred := out.Status == run.StatusError && run.FailureDeferred(parent)
+	if deferred {
+		out.Status = run.StatusRunning // the caller settles the failure
+	}
+	err := a.save(saveCtx, st)
+	if deferred {
+		out.Status = run.StatusError
+	}
+	if err != nil {
 		a.cfg.Logger.ErrorContext(saveCtx, "saving run failed", "run_id", out.RunID, "error", err)
 		return out, errors.Join(loopErr, err)
 	}
@@ -66,6 +81,22 @@ func (a *Agent) finish(parent context.Context, st *runState, loopErr error) (*ru
 		return out, nil
 	}
 	return out, loopErr
+}
+
+// interrupted ends a run stopped by its process shutting down: its
+// progress is saved with status RUNNING and no final event goes out, so
+// the run's owner can run it again.
+func (a *Agent) interrupted(parent context.Context, st *runState) (*run.Output, error) {
+	out := st.out
+	out.Status = run.StatusRunning
+	err := fmt.Errorf("run %s: %w", out.RunID, run.ErrInterrupted)
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
+	defer cancel()
+	if saveErr := a.save(saveCtx, st); saveErr != nil {
+		a.cfg.Logger.ErrorContext(saveCtx, "saving interrupted run failed", "run_id", out.RunID, "error", saveErr)
+		return out, errors.Join(err, saveErr)
+	}
+	return out, err
 }
 
 // parseAnswer turns a structured answer into its object, or reports why it
@@ -101,6 +132,9 @@ func errorType(err error) string {
 	var invalid *InvalidOutputError
 	if errors.As(err, &invalid) {
 		return "output_validation_error"
+	}
+	if errors.Is(err, run.ErrTimedOut) {
+		return "run_timeout"
 	}
 	var modelErr *model.Error
 	if errors.As(err, &modelErr) {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agnogo/agnogo/run"
@@ -27,7 +28,7 @@ func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) 
 	}
 	// A session not stored yet has no history to read.
 	if a.cfg.AddHistoryToContext && a.cfg.Store != nil && st.session.CreatedAt != 0 {
-		history, err := a.history(ctx, st.out.SessionID, st.out.UserID)
+		history, err := a.history(ctx, st.out.SessionID, st.out.UserID, st.out.RunID)
 		if err != nil {
 			return err
 		}
@@ -52,11 +53,17 @@ func (a *Agent) systemMessage(schema *OutputSchema) string {
 
 // history returns copies of the messages of the session's last context runs
 // (completed or running top-level runs), flagged from_history. System
-// messages and the earlier runs' own history are left out.
-func (a *Agent) history(ctx context.Context, sessionID, userID string) ([]*run.Message, error) {
-	runs, err := a.cfg.Store.ContextRuns(ctx, sessionID, userID, a.cfg.NumHistoryRuns)
+// messages and the earlier runs' own history are left out, and so is the
+// run itself (runID), which a run executed again after a crash or a failed
+// attempt has stored already.
+func (a *Agent) history(ctx context.Context, sessionID, userID, runID string) ([]*run.Message, error) {
+	runs, err := a.cfg.Store.ContextRuns(ctx, sessionID, userID, a.cfg.NumHistoryRuns+1)
 	if err != nil {
 		return nil, fmt.Errorf("load history of session %s: %w", sessionID, err)
+	}
+	runs = slices.DeleteFunc(runs, func(past *run.Output) bool { return past.RunID == runID })
+	if len(runs) > a.cfg.NumHistoryRuns {
+		runs = runs[len(runs)-a.cfg.NumHistoryRuns:]
 	}
 	var history []*run.Message
 	for _, past := range runs {

@@ -95,17 +95,9 @@ func (o *OS) startDurable(w http.ResponseWriter, r *http.Request, runner run.Run
 		writeJSON(w, http.StatusAccepted, map[string]any{"run_id": accepted.RunID, "session_id": accepted.SessionID, "status": status})
 		return
 	}
-	items, ok := o.events.Follow(r.Context(), accepted.RunID, -1, heartbeatInterval)
-	sse := startSSE(w)
-	if !ok {
-		if rec, err := o.cfg.Store.GetRun(r.Context(), accepted.RunID, in.UserID); err == nil {
-			replayStored(sse, rec.Run, -1)
-		} else {
-			_ = sse.errorFrame("the run's events are no longer available; read it with GET …/runs/" + accepted.RunID)
-		}
-		return
-	}
-	_ = sse.follow(items, "keepalive") // a client that leaves does not stop the run
+	// A client that leaves does not stop the run. The run may execute on
+	// another replica: its events are followed wherever it runs.
+	o.followQueued(r.Context(), startSSE(w), accepted.RunID, in.UserID, -1, "keepalive")
 }
 
 // continueDurable hands a paused run on the durable queue its continuation
@@ -114,10 +106,7 @@ func (o *OS) continueDurable(w http.ResponseWriter, r *http.Request, runner run.
 	if _, ok := o.storedRun(w, r, runner); !ok {
 		return
 	}
-	from := int64(-1)
-	if info, ok := o.events.Lookup(req.RunID); ok {
-		from = info.LastIndex
-	}
+	from := o.lastStreamed(r.Context(), req.RunID)
 	if err := o.cfg.Queue.Continue(r.Context(), req); err != nil {
 		if errors.Is(err, durable.ErrNotParked) {
 			writeError(w, http.StatusConflict, err.Error())
@@ -130,13 +119,7 @@ func (o *OS) continueDurable(w http.ResponseWriter, r *http.Request, runner run.
 		writeJSON(w, http.StatusAccepted, map[string]any{"run_id": req.RunID, "session_id": req.SessionID, "status": run.StatusRunning})
 		return
 	}
-	items, ok := o.events.Follow(r.Context(), req.RunID, from, heartbeatInterval)
-	sse := startSSE(w)
-	if !ok {
-		_ = sse.errorFrame("the run's events are not available here; poll GET …/runs/" + req.RunID)
-		return
-	}
-	_ = sse.follow(items, "keepalive")
+	o.followQueued(r.Context(), startSSE(w), req.RunID, req.UserID, from, "keepalive")
 }
 
 // savePending writes the run's PENDING row, creating its session when it

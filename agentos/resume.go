@@ -44,7 +44,7 @@ func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request) {
 		_ = sse.errorFrame(err.Error())
 		return
 	}
-	if info, known := o.events.Lookup(runID); known {
+	if info, known := o.events.Lookup(runID); known && o.producesHere(r.Context(), runID, info, stored) {
 		o.resumeFromLog(r, sse, runID, last, info.Status)
 		return
 	}
@@ -97,15 +97,7 @@ func (o *OS) resumeFromQueue(r *http.Request, sse *sseWriter, stored *run.Output
 	if sse.control("subscribed", map[string]any{"current_event_count": len(missed), "status": "running", "message": "Subscribed to the run's live events"}) != nil {
 		return true
 	}
-	for entry, err := range o.cfg.Queue.Events(r.Context(), stored.RunID, last, true) {
-		if err != nil {
-			_ = sse.errorFrame("following the run failed; resume again with the last event_index")
-			return true
-		}
-		if sse.entry(entry) != nil {
-			return true
-		}
-	}
+	o.followFromQueue(r.Context(), sse, stored.RunID, last)
 	return true
 }
 

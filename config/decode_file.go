@@ -14,7 +14,7 @@ import (
 // The keys each mapping knows, in the order the documentation lists them.
 var (
 	fileKeys  = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "models", "agents"}
-	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
+	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "authorization", "admin_scope", "user_isolation"}
 	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens"}
@@ -141,6 +141,10 @@ func (d *decoder) decodeQueue(node *yaml.Node, queue *Queue) {
 			queue.MaxQueueDepth = d.integer(f.value, what, 1)
 		case "max_attempts":
 			queue.MaxAttempts = d.integer(f.value, what, 1)
+		case "retry_delay_seconds":
+			queue.RetryDelaySeconds = d.integer(f.value, what, 0)
+		case "timeout_seconds":
+			queue.TimeoutSeconds = d.integer(f.value, what, 0)
 		case "stop_timeout_seconds":
 			queue.StopTimeoutSeconds = d.integer(f.value, what, 0)
 		case "executor_id":

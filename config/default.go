@@ -21,6 +21,9 @@ func defaultFile(source string) *File {
 			MaxQueueDepth:  DefaultMaxQueueDepth,
 			MaxAttempts:    DefaultMaxAttempts,
 
+			RetryDelaySeconds: DefaultRetryDelaySeconds,
+			TimeoutSeconds:    DefaultTimeoutSeconds,
+
 			StopTimeoutSeconds: DefaultStopTimeoutSeconds,
 			LockGraceSeconds:   DefaultLockGraceSeconds,
 			RetentionSeconds:   DefaultRetentionSeconds,

@@ -25,6 +25,10 @@ const (
 	DefaultMaxAttempts = 1
 	// DefaultStopTimeoutSeconds is queue.stop_timeout_seconds when not set.
 	DefaultStopTimeoutSeconds = 30
+	// DefaultRetryDelaySeconds is queue.retry_delay_seconds when not set.
+	DefaultRetryDelaySeconds = 30
+	// DefaultTimeoutSeconds is queue.timeout_seconds when not set.
+	DefaultTimeoutSeconds = 3600
 	// DefaultLockGraceSeconds is queue.lock_grace_seconds when not set.
 	DefaultLockGraceSeconds = 60
 	// DefaultRetentionSeconds is queue.retention_seconds when not set.
@@ -105,12 +109,23 @@ type Queue struct {
 	// MaxQueueDepth is how many background runs may wait before new ones
 	// are refused with HTTP 429. Defaults to [DefaultMaxQueueDepth].
 	MaxQueueDepth int
-	// MaxAttempts is how many times a background run is started when the
-	// process executing it dies. Defaults to [DefaultMaxAttempts].
+	// MaxAttempts is how many times a background run is started: when the
+	// process executing it dies, or it fails for a reason another attempt
+	// may not meet. Defaults to [DefaultMaxAttempts]: once.
 	MaxAttempts int
+	// RetryDelaySeconds is the base delay before a failed background run's
+	// next attempt: attempt N+1 waits a random time up to
+	// min(base·2^(N−1), 10·base). 0 retries at once. Defaults to
+	// [DefaultRetryDelaySeconds].
+	RetryDelaySeconds int
+	// TimeoutSeconds bounds one execution of a background run (its start,
+	// and each continuation); past it the run ends ERROR. 0 means no limit.
+	// Defaults to [DefaultTimeoutSeconds].
+	TimeoutSeconds int
 	// StopTimeoutSeconds is how long a shutdown waits for the background
-	// runs executing here before leaving them to the next start. Defaults
-	// to [DefaultStopTimeoutSeconds].
+	// runs executing here; those still executing then are handed back, to
+	// be taken over by another replica (or resumed at the next start).
+	// Defaults to [DefaultStopTimeoutSeconds].
 	StopTimeoutSeconds int
 	// LockGraceSeconds is how long another replica may stay silent before
 	// its unfinished runs are taken over. Defaults to

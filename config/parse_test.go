@@ -30,7 +30,7 @@ func mustParse(t *testing.T, yaml string, values map[string]string) *File {
 const everyKey = `name: My AgentOS
 db: sqlite://./data/os.db
 redis: redis://127.0.0.1:6379/0
-queue: {durable: false, max_concurrency: 8, max_queue_depth: 50, max_attempts: 3, stop_timeout_seconds: 12, executor_id: node-a, lock_grace_seconds: 9, retention_seconds: 3600}
+queue: {durable: false, max_concurrency: 8, max_queue_depth: 50, max_attempts: 3, retry_delay_seconds: 5, timeout_seconds: 0, stop_timeout_seconds: 12, executor_id: node-a, lock_grace_seconds: 9, retention_seconds: 3600}
 auth:
   security_key: ${OS_SECURITY_KEY}
   user_isolation: true
@@ -87,7 +87,7 @@ func TestParseEveryKey(t *testing.T) {
 	require.Equal(t, "My AgentOS", file.Name)
 	require.Equal(t, "sqlite://./data/os.db", file.DB)
 	require.Equal(t, "redis://127.0.0.1:6379/0", file.Redis)
-	require.Equal(t, Queue{Durable: false, MaxConcurrency: 8, MaxQueueDepth: 50, MaxAttempts: 3, StopTimeoutSeconds: 12, ExecutorID: "node-a", LockGraceSeconds: 9, RetentionSeconds: 3600}, file.Queue)
+	require.Equal(t, Queue{Durable: false, MaxConcurrency: 8, MaxQueueDepth: 50, MaxAttempts: 3, RetryDelaySeconds: 5, TimeoutSeconds: 0, StopTimeoutSeconds: 12, ExecutorID: "node-a", LockGraceSeconds: 9, RetentionSeconds: 3600}, file.Queue)
 	require.Equal(t, &Auth{SecurityKey: "s3cret", UserIsolation: true, JWT: &JWT{
 		VerificationKeys: []string{"key-one", "key-two"}, JWKSFile: "./jwks.json", Algorithm: "ES256", Audience: "my-os",
 		VerifyAudience: true, Authorization: true, AdminScope: "os:admin", UserIsolation: true,
@@ -151,7 +151,7 @@ func TestParseDefaults(t *testing.T) {
 		require.Equal(t, DefaultName, file.Name)
 		require.Equal(t, DefaultDB, file.DB)
 		require.Empty(t, file.Redis)
-		require.Equal(t, Queue{Durable: true, MaxConcurrency: 32, MaxQueueDepth: 1000, MaxAttempts: 1, StopTimeoutSeconds: 30, LockGraceSeconds: 60, RetentionSeconds: 86400}, file.Queue)
+		require.Equal(t, Queue{Durable: true, MaxConcurrency: 32, MaxQueueDepth: 1000, MaxAttempts: 1, RetryDelaySeconds: 30, TimeoutSeconds: 3600, StopTimeoutSeconds: 30, LockGraceSeconds: 60, RetentionSeconds: 86400}, file.Queue)
 		require.Nil(t, file.Auth)
 		require.Empty(t, file.Models)
 		require.Empty(t, file.Agents)

@@ -85,8 +85,10 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		MaxConcurrency: concurrency,
 		MaxQueueDepth:  o.File.Queue.MaxQueueDepth,
 		MaxAttempts:    o.File.Queue.MaxAttempts,
+		RetryDelay:     orNone(o.File.Queue.RetryDelaySeconds),
+		Timeout:        orNone(o.File.Queue.TimeoutSeconds),
 		LockGrace:      time.Duration(o.File.Queue.LockGraceSeconds) * time.Second,
-		Retention:      retention(o.File.Queue.RetentionSeconds),
+		Retention:      orNone(o.File.Queue.RetentionSeconds),
 		Redis:          rdb,
 		Logger:         opts.Logger,
 	})
@@ -143,9 +145,9 @@ func defaultExecutorID(database string) string {
 	return host + "-" + hex.EncodeToString(sum[:4])
 }
 
-// retention is queue.retention_seconds as durable.Config.Retention: 0
-// keeps records forever (a negative retention there).
-func retention(seconds int) time.Duration {
+// orNone is a number of seconds as a durable.Config duration, where 0 is
+// "none" (a negative duration there) rather than the default.
+func orNone(seconds int) time.Duration {
 	if seconds <= 0 {
 		return -1
 	}

@@ -53,8 +53,9 @@ func benchSubmit(b *testing.B, q *durable.Queue, session string) string {
 func BenchmarkAccept(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
-			q, _ := benchQueue(b, backend)
+			q, store := benchQueue(b, backend)
 			b.SetParallelism(16) // 2 cores × 16 = 32 clients
+			b.ReportAllocs()
 			b.ResetTimer()
 			started := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
@@ -63,6 +64,10 @@ func BenchmarkAccept(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/time.Since(started).Seconds(), "runs/s")
+			b.StopTimer()
+			_, stored, err := store.GetRuns(b.Context(), storage.RunQuery{Page: storage.Page{Limit: 1, Page: 1}})
+			require.NoError(b, err)
+			require.Equal(b, b.N, stored, "every accepted run has its row")
 		})
 	}
 }

@@ -9,10 +9,20 @@
 // and every tool call is a step ([run.Journal]): when a run is re-executed
 // after a crash, the steps that completed are not repeated.
 //
-// Accepting a run writes its PENDING row, then enqueues it; the answer names
-// the run only once both are done. A process that restarts with the same
+// Accepting a run writes its PENDING row and enqueues it — on Postgres in
+// one transaction, with the queue depth checked inside it; on SQLite the row
+// first, a row whose enqueue a crash cut off being adopted later — and the
+// answer names the run only once both are done. A process that restarts with the same
 // executor id picks up its unfinished runs: with MaxAttempts 1 (the default,
 // at most once) they end ERROR with a message saying how to run them again;
 // with MaxAttempts 2 or more they continue from their last completed step,
-// announced by a RunRetry event.
+// announced by a RunRetry event. With MaxAttempts 2 or more a run that
+// failed for a reason another attempt may not meet also starts again, after
+// a jittered delay (Config.RetryDelay), from the step that failed; one
+// execution of a run is bounded by Config.Timeout.
+//
+// [Queue.Shutdown] drains: it starts no new run, waits for the runs
+// executing, then interrupts the rest ([run.ErrInterrupted]: they save their
+// progress and stay RUNNING) and hands them back, so a live replica takes
+// them over at once.
 package durable

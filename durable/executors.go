@@ -2,9 +2,13 @@ package durable
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
@@ -80,6 +84,60 @@ ON CONFLICT (executor_id) DO UPDATE SET seen_at = excluded.seen_at`, h.table(), 
 		return fmt.Errorf("durable: heartbeat: %w", err)
 	}
 	return nil
+}
+
+// withdrawal prepares withdrawing this executor's heartbeat once the
+// engine is shut down: the statement, for a connection of its own.
+func (h *heartbeats) withdrawal(databaseURL string) withdrawal {
+	return withdrawal{databaseURL: databaseURL, id: h.id,
+		statement: h.sql(`UPDATE %s SET seen_at = 0 WHERE executor_id = $1`, h.table())}
+}
+
+// withdrawal marks an executor silent since long ago, so another replica
+// claims it — and takes its unfinished runs over — at its next heartbeat.
+// It runs after the engine stopped (so this process no longer takes runs
+// that a replica re-queues), on a connection of its own.
+type withdrawal struct {
+	databaseURL, id, statement string
+}
+
+// run executes the withdrawal.
+func (w withdrawal) run(ctx context.Context) error {
+	if dsn, ok := strings.CutPrefix(w.databaseURL, "sqlite:"); ok {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		db, err := sql.Open("sqlite", dsn+sep+"_pragma=busy_timeout(5000)")
+		if err != nil {
+			return fmt.Errorf("durable: withdraw heartbeat: %w", err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, w.statement, w.id); err != nil {
+			return fmt.Errorf("durable: withdraw heartbeat: %w", err)
+		}
+		return nil
+	}
+	conn, err := pgx.Connect(ctx, w.databaseURL)
+	if err != nil {
+		return fmt.Errorf("durable: withdraw heartbeat: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, w.statement, w.id); err != nil {
+		return fmt.Errorf("durable: withdraw heartbeat: %w", err)
+	}
+	return nil
+}
+
+// handBack withdraws this executor's heartbeat as it stops, so the runs it
+// leaves unfinished are taken over by a live replica at once rather than
+// after the lock grace.
+func (q *Queue) handBack() {
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	if err := q.withdraw.run(ctx); err != nil {
+		q.log.Warn("durable: handing runs back failed; other replicas take them over after the lock grace", slog.String("error", err.Error()))
+	}
 }
 
 // claimDead returns the executors silent for longer than the grace that
@@ -160,8 +218,8 @@ func (q *Queue) takeOver(ctx context.Context, rt recovery, executor string) {
 			if err != nil {
 				continue
 			}
-			if q.rowPaused(ctx, wf.ID, j.UserID) {
-				continue // no work lost: recovered below
+			if status, ok := q.rowStatus(ctx, wf.ID, j.UserID); ok && (status == run.StatusPaused || status == run.StatusPending) {
+				continue // no work lost (parked, or never started): recovered below
 			}
 			q.settle(j, run.StatusError, lostMessage(q.cfg.MaxAttempts, j.RunID))
 			if err := dbos.CancelWorkflow(q.dbos, wf.ID); err != nil {
@@ -177,7 +235,7 @@ func (q *Queue) takeOver(ctx context.Context, rt recovery, executor string) {
 // lostMessage is the ERROR content of a run whose worker was lost with no
 // attempt left.
 func lostMessage(maxAttempts int, runID string) string {
-	return fmt.Sprintf("The worker running this run was lost and its attempt budget (max_attempts: %d) is spent. "+
+	return fmt.Sprintf("The worker running this run was lost or stopped before the run finished, and its attempt budget (max_attempts: %d) is spent. "+
 		"Run it again with POST /queue/jobs/%s/requeue, or set queue.max_attempts: 2 so lost runs continue on their own.", maxAttempts, runID)
 }
 

@@ -215,7 +215,7 @@ func TestRequeueAfterLostWorker(t *testing.T) {
 	<-first.started
 	// The worker dies mid-step. Its call stays blocked until the test ends,
 	// as a dead process would never return.
-	_ = f.queue.Shutdown(50 * time.Millisecond)
+	durable.Crash(f.queue)
 	t.Cleanup(first.open)
 	f.queue = f.start(t, "exec-1", nil)
 	out := f.wait(t, accepted.RunID)

@@ -43,6 +43,11 @@ const (
 	DefaultCancelCheckInterval = 200 * time.Millisecond
 	// MaxIdempotencyKeyLength bounds an Idempotency-Key.
 	MaxIdempotencyKeyLength = 512
+	// DefaultRetryDelay is the base delay before a failed run's next
+	// attempt (see [Config.RetryDelay]).
+	DefaultRetryDelay = 30 * time.Second
+	// DefaultTimeout is how long one execution of a run may take.
+	DefaultTimeout = time.Hour
 )
 
 // queueName is the one queue background runs go through.
@@ -84,8 +89,22 @@ type Config struct {
 	MaxConcurrency int
 	// MaxQueueDepth defaults to [DefaultMaxQueueDepth].
 	MaxQueueDepth int
-	// MaxAttempts defaults to [DefaultMaxAttempts].
+	// MaxAttempts is how many times a run is started: a run whose worker
+	// was lost, or that failed for a reason another attempt may not meet,
+	// starts again until it has had MaxAttempts. Defaults to
+	// [DefaultMaxAttempts]: once.
 	MaxAttempts int
+	// RetryDelay is the base delay before a failed run's next attempt:
+	// attempt N+1 waits a random time between 0 and min(RetryDelay·2^(N−1),
+	// 10·RetryDelay) (full jitter). Runs that failed for good — invalid
+	// input or output, a refused continuation, a bad request, an
+	// authentication, context-window or content-policy error — are not
+	// retried. Zero means [DefaultRetryDelay]; negative retries at once.
+	RetryDelay time.Duration
+	// Timeout bounds one execution of a run (its start, and each
+	// continuation after a pause): past it the run ends ERROR. Zero means
+	// [DefaultTimeout]; negative means no limit.
+	Timeout time.Duration
 	// PollInterval defaults to [DefaultPollInterval].
 	PollInterval time.Duration
 	// Retention is how long a finished run's queue record (workflow, steps,
@@ -133,10 +152,13 @@ type Queue struct {
 	// one run cannot both reset it.
 	requeues sync.Mutex
 
-	redis *redisLink // nil without Redis
+	redis    *redisLink // nil without Redis
+	withdraw withdrawal // set by Launch
 
-	mu      sync.Mutex
-	running map[string]context.CancelFunc // runs executing here, by run id
+	mu       sync.Mutex
+	running  map[string]context.CancelCauseFunc // runs executing here, by run id
+	working  int                                // runs doing work here (not parked)
+	draining bool                               // Shutdown began: no new run starts here
 
 	stop    context.CancelFunc // ends the background loops
 	stopped sync.WaitGroup
@@ -152,6 +174,8 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	cfg.MaxConcurrency = cmp.Or(cfg.MaxConcurrency, DefaultMaxConcurrency)
 	cfg.MaxQueueDepth = cmp.Or(cfg.MaxQueueDepth, DefaultMaxQueueDepth)
 	cfg.MaxAttempts = max(1, cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts))
+	cfg.RetryDelay = max(0, cmp.Or(cfg.RetryDelay, DefaultRetryDelay))
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
 	cfg.CancelCheckInterval = cmp.Or(cfg.CancelCheckInterval, DefaultCancelCheckInterval)
 	cfg.LockGrace = max(cmp.Or(cfg.LockGrace, DefaultLockGrace), MinLockGrace)
@@ -169,7 +193,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	q := &Queue{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, running: map[string]context.CancelFunc{},
+	q := &Queue{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, running: map[string]context.CancelCauseFunc{},
 		redis: newRedisLink(cfg.Redis, cfg.RedisPrefix, cfg.Logger)}
 	for _, r := range cfg.Runners {
 		q.runners[r.ID()] = r
@@ -214,7 +238,7 @@ func (q *Queue) Launch() error {
 		stop()
 		return err
 	}
-	q.stop = stop
+	q.stop, q.withdraw = stop, h.withdrawal(q.cfg.DatabaseURL)
 	q.redis.launch()
 	q.stopped.Go(func() { q.watchCancels(ctx) })
 	if q.redis != nil {
@@ -282,26 +306,101 @@ func (q *Queue) stopCancelled(ctx context.Context, ids []string) {
 	defer q.mu.Unlock()
 	for _, wf := range cancelled {
 		if cancel, ok := q.running[wf.ID]; ok {
-			cancel()
+			cancel(context.Canceled)
 		}
 	}
 }
 
-// Shutdown stops taking runs and waits up to timeout for those executing
-// here; the unfinished ones are picked up when an executor with the same id
-// starts again.
+// Shutdown stops the queue gracefully. It stops starting runs here and
+// waits up to timeout for the runs executing here to finish; heartbeats go on meanwhile, so no other replica
+// takes them over. The runs still executing then are interrupted: each
+// saves its progress and stays RUNNING, and is handed back — this
+// executor's heartbeat is withdrawn, so a live replica takes its runs over
+// within a second (continuing them from their last completed step when
+// attempts remain, ending them ERROR with the requeue hint at MaxAttempts
+// 1); with no other replica they resume when an executor with the same id
+// starts again. Runs waiting for a person stay parked.
 func (q *Queue) Shutdown(timeout time.Duration) error {
-	if q.stop != nil {
+	q.mu.Lock()
+	q.draining = true
+	q.mu.Unlock()
+	if !q.waitIdle(max(timeout, 0)) {
+		q.mu.Lock()
+		executing := len(q.running)
+		q.mu.Unlock()
+		q.log.Warn("durable: runs still executing at the end of the stop timeout are handed back",
+			slog.Int("runs", executing), slog.Duration("stop_timeout", timeout))
+	}
+	// Stopping the engine ends the workflows' contexts, which interrupts
+	// the runs still executing: each saves its progress, and the step it
+	// was in is not recorded, so it runs again wherever the run resumes.
+	return q.halt(true, settleTimeout)
+}
+
+// halt stops the background loops and the engine, which it gives up to
+// wait for the workflows still executing; with handBack it then withdraws
+// this executor's heartbeat.
+func (q *Queue) halt(handBack bool, wait time.Duration) error {
+	launched := q.stop != nil
+	if launched {
 		q.stop()
 		q.stopped.Wait()
 	}
-	err := dbos.Shutdown(q.dbos, timeout)
+	err := dbos.Shutdown(q.dbos, wait)
+	if launched && handBack {
+		q.handBack()
+	}
 	// The runs that ended during the shutdown still send their last events.
 	q.redis.close(time.Second)
 	if err != nil {
 		return fmt.Errorf("durable: shutdown: %w", err)
 	}
 	return nil
+}
+
+// waitIdle waits up to timeout until no run does work here.
+func (q *Queue) waitIdle(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		q.mu.Lock()
+		idle := q.working == 0
+		q.mu.Unlock()
+		if idle {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// begin counts a run that starts doing work here; false once Shutdown
+// began, when the run must be left for another executor.
+func (q *Queue) begin() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.draining {
+		return false
+	}
+	q.working++
+	return true
+}
+
+// resume counts a parked run that has work again, even while draining: its
+// continuation was accepted.
+func (q *Queue) resume() {
+	q.mu.Lock()
+	q.working++
+	q.mu.Unlock()
+}
+
+// end counts a run that stops doing work here: it ended, parked or was
+// interrupted.
+func (q *Queue) end() {
+	q.mu.Lock()
+	q.working--
+	q.mu.Unlock()
 }
 
 // Submission is a run to accept.
@@ -339,7 +438,11 @@ type job struct {
 	IdempotencyKey string         `json:"idempotency_key,omitempty"`
 }
 
-// Submit accepts a run: its PENDING row is written, then it is enqueued.
+// Submit accepts a run: unless MaxQueueDepth runs are waiting
+// ([ErrQueueFull]), its PENDING row is written and it is enqueued. On
+// Postgres with a [TxStore] that is one transaction and the depth limit is
+// exact; otherwise the row is written first, and concurrent submissions may
+// overshoot the limit by their number.
 func (q *Queue) Submit(ctx context.Context, s Submission) (Accepted, error) {
 	runner, ok := q.runners[s.AgentID]
 	if !ok {
@@ -373,27 +476,7 @@ func (q *Queue) Submit(ctx context.Context, s Submission) (Accepted, error) {
 		}
 		in.RunID = j.RunID
 	}
-
-	// The depth is checked, not reserved: concurrent submissions may
-	// overshoot it by their number, never refuse below it.
-	waiting, err := q.queuedCount(ctx)
-	if err != nil {
-		return Accepted{}, err
-	}
-	if waiting >= q.cfg.MaxQueueDepth {
-		return Accepted{}, fmt.Errorf("%w: %d runs are waiting (max_queue_depth)", ErrQueueFull, waiting)
-	}
-	if err := RecordPending(ctx, q.cfg.Store, runner, in, q.cfg.Now()); err != nil {
-		return Accepted{}, err
-	}
-	q.register(j.RunID, run.StatusPending)
-	_, err = dbos.RunWorkflow(q.dbos, q.execute, j, dbos.WithQueue(q.queue), dbos.WithWorkflowID(j.RunID),
-		dbos.WithQueuePartitionKey(j.SessionID))
-	if err != nil {
-		q.fail(j, "the run could not be queued: "+err.Error())
-		return Accepted{}, fmt.Errorf("durable: enqueue run %s: %w", j.RunID, err)
-	}
-	return Accepted{RunID: j.RunID, SessionID: j.SessionID}, nil
+	return q.accept(ctx, runner, in, j)
 }
 
 // prior reads the job an earlier submission queued under runID.
@@ -457,7 +540,7 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 	}
 	switch {
 	case executing:
-		cancel()
+		cancel(context.Canceled)
 	case status == dbos.WorkflowStatusPending:
 		// Executing on another replica: stopped there by the signal or the
 		// watcher.
@@ -490,8 +573,17 @@ func (q *Queue) Parked(ctx context.Context, runID string, userID string) (bool, 
 // rowPaused reports whether the run row of a workflow known to be PENDING
 // says PAUSED: the workflow is parked, waiting for its continuation.
 func (q *Queue) rowPaused(ctx context.Context, runID, userID string) bool {
+	status, ok := q.rowStatus(ctx, runID, userID)
+	return ok && status == run.StatusPaused
+}
+
+// rowStatus reads the status on a run's row; false when it cannot be read.
+func (q *Queue) rowStatus(ctx context.Context, runID, userID string) (run.Status, bool) {
 	rec, err := q.cfg.Store.GetRun(ctx, runID, userID)
-	return err == nil && rec.Run.Status == run.StatusPaused
+	if err != nil {
+		return "", false
+	}
+	return rec.Run.Status, true
 }
 
 // Continue hands a paused run its continuation (the resolved tools, or new

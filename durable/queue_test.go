@@ -270,7 +270,7 @@ func TestRestartAfterCrash(t *testing.T) {
 			require.NoError(t, err)
 			<-first.started
 			// The crash: the executing process goes away mid-step.
-			_ = f.queue.Shutdown(50 * time.Millisecond)
+			durable.Crash(f.queue)
 
 			f.queue = f.start(t, "exec-1", func(c *durable.Config) { c.MaxAttempts = attempts })
 			out := f.wait(t, accepted.RunID)
@@ -392,9 +392,10 @@ func testTakeOverFromADeadReplica(t *testing.T) {
 			accepted, err := f.submit(t, "s1", "go", "")
 			require.NoError(t, err)
 			<-stuck.started
-			// exec-1 dies: no more heartbeats, its run left unfinished.
-			_ = f.queue.Shutdown(50 * time.Millisecond)
-			died := time.Now()
+			// exec-1 dies: no more heartbeats, its run left unfinished. Its
+			// last heartbeat may be up to a heartbeat interval (1 s) older.
+			died := time.Now().Add(-time.Second)
+			durable.Crash(f.queue)
 			f.start(t, "exec-2", settings)
 			out := f.wait(t, accepted.RunID)
 			require.GreaterOrEqual(t, time.Since(died), durable.MinLockGrace, "taken over only after the grace")

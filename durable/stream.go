@@ -51,10 +51,18 @@ func (j *journal) flush() {
 	}
 }
 
+// lostEventsGap is the room left, after the last event a lost execution
+// wrote to the durable stream, for the events it sent its followers before
+// it was lost: written to the stream at step boundaries and to Redis in the
+// background, they may be recorded nowhere. The next execution numbers its
+// events above them, so no index is sent twice (gaps are allowed).
+const lostEventsGap = 1 << 20
+
 // seedIndices makes a resumed run's event numbering go on after the events
 // it already streamed: to the durable stream, and to Redis, which may hold
-// events of the execution that was lost and that its followers saw.
-func (q *Queue) seedIndices(runID string) {
+// events of the execution that was lost and that its followers saw. After a
+// lost execution (lost), numbering also skips lostEventsGap.
+func (q *Queue) seedIndices(runID string, lost bool) {
 	batches, _, err := dbos.ReadStream[[]streamEntry](q.dbos, runID, streamKey, dbos.WithReadStreamSnapshot())
 	if err != nil {
 		q.log.Warn("durable: reading the run's stream failed", slog.String("run_id", runID), slog.String("error", err.Error()))
@@ -72,6 +80,9 @@ func (q *Queue) seedIndices(runID string) {
 		q.log.Warn("durable: reading the run's last live event failed", slog.String("run_id", runID), slog.String("error", err.Error()))
 	} else {
 		next = max(next, last+1)
+	}
+	if lost {
+		next += lostEventsGap
 	}
 	q.cfg.Events.Seed(runID, next)
 }

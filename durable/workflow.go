@@ -25,8 +25,17 @@ const settleTimeout = 10 * time.Second
 // either gives up (the attempts are spent) or goes on from the last
 // completed step.
 func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
-	jr := &journal{wf: ctx, runID: j.RunID, log: q.log}
+	if !q.begin() {
+		// Dequeued as this process stops: the run is left untouched for the
+		// executor that takes this one's runs over.
+		return "", q.handOver(ctx, j)
+	}
+	jr := newJournal(ctx, j.RunID, q.log)
 	status := q.runWorkflow(ctx, jr, j)
+	q.end()
+	if status == statusInterrupted {
+		return "", q.handOver(ctx, j)
+	}
 	jr.flush()
 	if status != run.StatusPaused {
 		if err := dbos.CloseStream(ctx, streamKey); err != nil {
@@ -37,8 +46,21 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 	return string(status), nil
 }
 
-// runWorkflow drives one run to its final status, parking while it is
-// paused.
+// statusInterrupted is what runWorkflow returns for a run stopped by the
+// process shutting down: it is not over.
+const statusInterrupted run.Status = "INTERRUPTED"
+
+// handOver ends an execution that stopped because the process is shutting
+// down. It returns only once the engine ended the workflow's context, so the
+// engine records no outcome and the workflow stays pending, to be resumed by
+// the executor that takes this one's runs over.
+func (q *Queue) handOver(ctx dbos.Context, j job) error {
+	<-ctx.Done()
+	return fmt.Errorf("run %s: %w", j.RunID, run.ErrInterrupted)
+}
+
+// runWorkflow drives one run to its final status: it retries failed
+// attempts while attempts remain, and parks while the run is paused.
 func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	runner, ok := q.runners[j.AgentID]
 	if !ok {
@@ -48,13 +70,17 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	attempt := exec.attempt
 	j.Metadata = exec.metadata
 	if exec.resumed {
-		q.seedIndices(j.RunID)
+		q.seedIndices(j.RunID, exec.lost)
 	}
 	if attempt > q.cfg.MaxAttempts {
 		return q.settleIn(jr, j, run.StatusError, lostMessage(q.cfg.MaxAttempts, j.RunID))
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The run's own context: cancelled by a cancel of the run, interrupted
+	// when the engine ends the workflow's context (the process stops).
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	unlink := context.AfterFunc(ctx, func() { run.Interrupt(cancel) })
+	defer unlink()
 	q.mu.Lock()
 	q.running[j.RunID] = cancel
 	q.mu.Unlock()
@@ -68,20 +94,58 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 
 	if attempt > 1 {
 		q.cfg.Events.Register(j.RunID, run.StatusRunning)
-		q.appendEvent(jr, &run.RunRetry{BaseEvent: run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID,
-			AgentName: runner.Name(), CreatedAt: q.cfg.Now().Unix()},
-			Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: retryReason(exec.requeued)})
+		q.announceRetry(jr, j, runner, attempt, retryReason(exec.requeued), 0)
 	}
-	journaled := run.WithJournal(runCtx, jr)
-	status := q.follow(jr, j, runner.Stream(journaled, j.input()))
+	start := func(ctx context.Context) iter.Seq2[run.Event, error] { return runner.Stream(ctx, j.input()) }
+	started := q.cfg.Now()
+	// With attempts to spare, a failure is stored by the queue once it
+	// decides the run is over (see segment). Decided by the setting alone,
+	// so an execution replaying the run's history behaves the same.
+	retries := q.cfg.MaxAttempts > 1
+	end := q.segment(runCtx, jr, retries, start)
+	for !end.interrupted && end.retryable() && runCtx.Err() == nil {
+		plan, replayed := q.planRetry(ctx, j, attempt, started, end.message())
+		if !plan.Retry {
+			break
+		}
+		if replayed {
+			// This execution replays an earlier one's history; the attempt
+			// in progress was numbered from the run's row already.
+			attempt = max(attempt, plan.Attempt)
+		} else {
+			q.announceRetry(jr, j, runner, plan.Attempt, end.message(), plan.Delay)
+		}
+		if !q.backoff(runCtx, plan) {
+			if run.Interrupted(runCtx) {
+				return statusInterrupted
+			}
+			return q.settleIn(jr, j, run.StatusCancelled, "the run was cancelled while waiting for its next attempt")
+		}
+		if !replayed {
+			exec = q.nextAttempt(j)
+			attempt, j.Metadata = exec.attempt, exec.metadata
+		}
+		jr.restart()
+		started = q.cfg.Now()
+		end = q.segment(runCtx, jr, retries, start)
+	}
+	if end.interrupted || run.Interrupted(runCtx) {
+		return statusInterrupted
+	}
+	status := q.conclude(jr, j, end)
 	for status == run.StatusPaused {
 		// The run waits for a person: the workflow parks, holding its
 		// session's place in the queue, until POST …/continue sends the
 		// resolution (or the run is cancelled).
 		jr.flush()
 		q.finish(j.RunID, run.StatusPaused)
-		req, ok := q.awaitContinue(ctx, j)
-		if !ok {
+		q.end()
+		req, outcome := q.awaitContinue(ctx, j)
+		q.resume()
+		switch outcome {
+		case parkInterrupted:
+			return statusInterrupted
+		case parkCancelled:
 			return q.settleIn(jr, j, run.StatusCancelled, "the paused run was cancelled")
 		}
 		continuer, ok := runner.(run.Continuer)
@@ -90,9 +154,20 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		}
 		req.RunID, req.SessionID, req.UserID = j.RunID, j.SessionID, j.UserID
 		q.register(j.RunID, run.StatusRunning)
-		status = q.follow(jr, j, continuer.Continue(journaled, req))
+		end = q.segment(runCtx, jr, false, func(ctx context.Context) iter.Seq2[run.Event, error] { return continuer.Continue(ctx, req) })
+		if end.interrupted || run.Interrupted(runCtx) {
+			return statusInterrupted
+		}
+		status = q.conclude(jr, j, end)
 	}
 	return status
+}
+
+// announceRetry sends the RunRetry event that opens a new attempt.
+func (q *Queue) announceRetry(jr *journal, j job, runner run.Runner, attempt int, reason string, delay float64) {
+	q.appendEvent(jr, &run.RunRetry{BaseEvent: run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID,
+		AgentName: runner.Name(), CreatedAt: q.cfg.Now().Unix()},
+		Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: reason, DelaySeconds: delay})
 }
 
 // retryReason is what a RunRetry of the queue says about the last attempt.
@@ -115,22 +190,89 @@ func (q *Queue) appendEvent(jr *journal, e run.Event) {
 	q.redis.event(e.Base().RunID, entry, final)
 }
 
-// follow passes a run's events to the event log and returns the status the
-// run ended with, writing ERROR when it could not start or ended without a
-// final event.
-func (q *Queue) follow(jr *journal, j job, events iter.Seq2[run.Event, error]) run.Status {
-	var last run.Event
-	for event, err := range events {
+// ending is how one segment of a run (its start, or a continuation) ended.
+type ending struct {
+	// status is the final status the runner reported; empty when it
+	// reported none.
+	status run.Status
+	// final is the runner's final event, held back from the event log
+	// until the queue decides the run is over (not retried).
+	final run.Event
+	// err is the error the runner's stream ended with, if any.
+	err error
+	// interrupted is set when the process stopping interrupted the run.
+	interrupted bool
+	// deferred is set when the runner left a failure for the queue to
+	// store (see run.WithFailureDeferred).
+	deferred bool
+}
+
+// message describes how the segment ended.
+func (e ending) message() string {
+	switch {
+	case e.final != nil:
+		if failed, ok := e.final.(*run.RunError); ok {
+			return failed.Content
+		}
+		return "the run ended " + string(e.status)
+	case e.err != nil:
+		return e.err.Error()
+	}
+	return "the run ended without a final state"
+}
+
+// retryable reports whether the segment failed for a reason another
+// attempt may not meet.
+func (e ending) retryable() bool {
+	switch {
+	case e.final != nil:
+		failed, ok := e.final.(*run.RunError)
+		return ok && !permanentErrorTypes[failed.ErrorType]
+	case e.err != nil:
+		return !permanentError(e.err)
+	}
+	return true // ended without a final event
+}
+
+// segment runs one segment of a run under the run's time limit and passes
+// its events to the event log, all but the final one. With retryable set
+// (the run may get another attempt), the runner leaves a failure for the
+// queue to store.
+func (q *Queue) segment(runCtx context.Context, jr *journal, retryable bool, start func(context.Context) iter.Seq2[run.Event, error]) ending {
+	ctx, cancel := runCtx, context.CancelFunc(func() {})
+	if q.cfg.Timeout > 0 {
+		ctx, cancel = run.WithTimeLimit(runCtx, q.cfg.Timeout)
+	}
+	defer cancel()
+	if retryable {
+		ctx = run.WithFailureDeferred(ctx)
+	}
+	end := ending{deferred: retryable}
+	for event, err := range start(run.WithJournal(ctx, jr)) {
 		if err != nil {
-			return q.settleIn(jr, j, run.StatusError, err.Error())
+			end.err, end.interrupted = err, errors.Is(err, run.ErrInterrupted)
+			break
+		}
+		if status, final := run.FinalStatus(event); final {
+			end.status, end.final = status, event
+			continue
 		}
 		q.appendEvent(jr, event)
-		last = event
 	}
-	if status, final := run.FinalStatus(last); final {
-		return status
+	return end
+}
+
+// conclude writes the end of a run that is over (or paused): the runner's
+// final event, or ERROR when it ended without one.
+func (q *Queue) conclude(jr *journal, j job, end ending) run.Status {
+	if end.final != nil {
+		if end.deferred && end.status == run.StatusError {
+			q.storeFailure(j, end.message())
+		}
+		q.appendEvent(jr, end.final)
+		return end.status
 	}
-	return q.settleIn(jr, j, run.StatusError, "the run ended without a final state")
+	return q.settleIn(jr, j, run.StatusError, end.message())
 }
 
 // continueTopic is the workflow message topic of continuations.
@@ -146,18 +288,28 @@ type continuation struct {
 	Cancel  bool                 `json:"cancel,omitempty"`
 }
 
-// awaitContinue waits for the continuation of a paused run; false when the
-// run was cancelled meanwhile.
-func (q *Queue) awaitContinue(ctx dbos.Context, j job) (*run.ContinueRequest, bool) {
+// parkOutcome is how a parked run's wait ended.
+type parkOutcome int
+
+const (
+	parkContinued parkOutcome = iota
+	parkCancelled
+	parkInterrupted // the process is stopping: the run stays parked
+)
+
+// awaitContinue waits for the continuation of a paused run.
+func (q *Queue) awaitContinue(ctx dbos.Context, j job) (*run.ContinueRequest, parkOutcome) {
 	for {
 		msg, err := dbos.Recv[continuation](ctx, continueTopic, parkInterval)
 		switch {
 		case err == nil && msg.Request != nil && !msg.Cancel:
-			return msg.Request, true
-		case errors.Is(err, dbos.ErrTimeout) && ctx.Err() == nil:
+			return msg.Request, parkContinued
+		case ctx.Err() != nil:
+			return nil, parkInterrupted
+		case errors.Is(err, dbos.ErrTimeout):
 			continue
 		default:
-			return nil, false
+			return nil, parkCancelled
 		}
 	}
 }
@@ -176,6 +328,9 @@ type execution struct {
 	// requeued is set when an operator requeued the run; otherwise an
 	// attempt after the first follows a lost worker.
 	requeued bool
+	// lost is set when the previous execution was cut short (a lost worker
+	// or a shutdown): it may have sent events recorded nowhere.
+	lost bool
 	// metadata is the run's metadata for this execution.
 	metadata map[string]any
 }
@@ -210,6 +365,10 @@ func (q *Queue) nextAttempt(j job) execution {
 	case rec.Run.Status == run.StatusPaused:
 		// Re-executed while parked for a person: nothing was lost.
 		e.attempt, e.resumed = max(previous, 1), true
+	case e.metadata[queueRetryKey] == true:
+		// The attempt that follows a failed one, which is recorded already.
+		delete(e.metadata, queueRetryKey)
+		e.attempt, e.resumed = max(previous, 1), true
 	case e.metadata[queueRequeuedKey] == true:
 		delete(e.metadata, queueRequeuedKey)
 		e.attempt, e.resumed, e.requeued = previous+1, true, true
@@ -217,7 +376,7 @@ func (q *Queue) nextAttempt(j job) execution {
 		if previous == 0 && rec.Run.Status == run.StatusRunning {
 			previous = 1
 		}
-		e.attempt, e.resumed = previous+1, previous > 0
+		e.attempt, e.resumed, e.lost = previous+1, previous > 0, previous > 0
 		if previous > 0 {
 			lost := "the worker running this attempt was lost"
 			out := &run.Output{Metadata: e.metadata}
@@ -296,19 +455,36 @@ func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) 
 	return status
 }
 
+// storeFailure writes ERROR on a run whose runner left its failure for the
+// queue to store, unless the row is final already.
+func (q *Queue) storeFailure(j job, message string) {
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+	if err == nil && rec.Run.Status.Terminal() {
+		return
+	}
+	if err == nil {
+		rec.Run.Status = run.StatusError
+		if rec.Run.Content == nil || rec.Run.Content == "" {
+			rec.Run.Content, rec.Run.ContentType = message, "str"
+		}
+		_, err = q.cfg.Store.UpsertRun(ctx, rec)
+	}
+	if err != nil {
+		q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
+	}
+}
+
 // RecordPending writes an accepted run's PENDING row, creating its session
 // when it is new.
 func RecordPending(ctx context.Context, store storage.Store, runner run.Runner, in *run.Input, now time.Time) error {
-	rec := storage.RunRecord{SessionID: in.SessionID, UserID: in.UserID, Run: &run.Output{
-		RunID: in.RunID, AgentID: runner.ID(), AgentName: runner.Name(), SessionID: in.SessionID, UserID: in.UserID,
-		Input: in, Status: run.StatusPending, Metadata: in.Metadata, CreatedAt: now.Unix(),
-	}}
+	session, rec := pendingRun(runner, in, now)
 	_, err := store.GetSession(ctx, in.SessionID, storage.GetSessionOptions{UserID: in.UserID})
 	switch {
 	case err == nil:
 		_, err = store.UpsertRun(ctx, rec)
 	case errors.Is(err, storage.ErrNotFound):
-		session := &storage.Session{SessionID: in.SessionID, SessionType: storage.SessionTypeAgent, AgentID: runner.ID(), UserID: in.UserID}
 		_, _, err = store.SaveRun(ctx, session, rec)
 	}
 	if err != nil {
@@ -319,7 +495,12 @@ func RecordPending(ctx context.Context, store storage.Store, runner run.Runner, 
 
 // journal runs a run's steps as DBOS steps of its workflow. Steps are
 // numbered in the order the run asks for them, which a re-execution
-// repeats; the number makes each step's idempotency key.
+// repeats; the number makes each step's idempotency key. A new attempt after
+// a failed one numbers its steps from the start again and takes the result
+// of every step the failed attempt completed instead of running it again —
+// all but the last step (or batch of steps) it ran, on which it failed: a
+// runner may record a failure as a step's result (a model call does, so a
+// replay fails as the original did), and that one must run again.
 type journal struct {
 	wf    dbos.Context
 	runID string
@@ -327,17 +508,68 @@ type journal struct {
 
 	mu      sync.Mutex
 	next    int
-	pending []streamEntry // events not yet in the durable stream
+	done    map[int]doneStep // steps that completed, by number
+	last    []int            // the numbers of the last step or batch run
+	pending []streamEntry    // events not yet in the durable stream
+}
+
+// doneStep is a step that succeeded: its name and result.
+type doneStep struct {
+	name string
+	out  []byte
 }
 
 var _ run.Journal = (*journal)(nil)
 
+// newJournal starts the journal of a run's workflow.
+func newJournal(wf dbos.Context, runID string, log *slog.Logger) *journal {
+	return &journal{wf: wf, runID: runID, log: log, done: map[int]doneStep{}}
+}
+
 // key numbers the next step.
-func (j *journal) key() string {
+func (j *journal) key() (int, string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.next++
-	return j.runID + ":" + strconv.Itoa(j.next)
+	return j.next, j.runID + ":" + strconv.Itoa(j.next)
+}
+
+// restart numbers steps from the start again, for a new attempt, which
+// runs again the last step or batch the failed attempt ran.
+func (j *journal) restart() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.next = 0
+	for _, n := range j.last {
+		delete(j.done, n)
+	}
+	j.last = nil
+}
+
+// ran notes the numbers of the step or batch run last.
+func (j *journal) ran(numbers ...int) {
+	j.mu.Lock()
+	j.last = numbers
+	j.mu.Unlock()
+}
+
+// succeeded returns the result of step n when an earlier attempt ran it
+// (under the same name) and it succeeded.
+func (j *journal) succeeded(n int, name string) ([]byte, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	step, ok := j.done[n]
+	if !ok || step.name != name {
+		return nil, false
+	}
+	return step.out, true
+}
+
+// remember keeps the result of step n, which succeeded.
+func (j *journal) remember(n int, name string, out []byte) {
+	j.mu.Lock()
+	j.done[n] = doneStep{name: name, out: out}
+	j.mu.Unlock()
 }
 
 // bound runs fn under ctx (the run's: values and cancellation) and also
@@ -354,11 +586,17 @@ func bound(ctx context.Context, key string, fn run.StepFunc) dbos.Step[[]byte] {
 
 // Step implements run.Journal.
 func (j *journal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byte, error) {
-	out, err := dbos.RunAsStep(j.wf, bound(ctx, j.key(), fn), dbos.WithStepName(name))
+	n, key := j.key()
+	if out, ok := j.succeeded(n, name); ok {
+		return out, nil
+	}
+	j.ran(n)
+	out, err := dbos.RunAsStep(j.wf, bound(ctx, key, fn), dbos.WithStepName(name))
 	j.flush()
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
+	j.remember(n, name, out)
 	return out, nil
 }
 
@@ -367,20 +605,31 @@ func (j *journal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byt
 func (j *journal) Steps(ctx context.Context, names []string, fns []run.StepFunc) ([][]byte, []error) {
 	results, errs := make([][]byte, len(fns)), make([]error, len(fns))
 	outcomes := make([]<-chan dbos.StepOutcome[[]byte], len(fns))
+	numbers := make([]int, len(fns))
 	for i, fn := range fns {
-		ch, err := dbos.Go(j.wf, bound(ctx, j.key(), fn), dbos.WithStepName(names[i]))
+		n, key := j.key()
+		numbers[i] = n
+		if out, ok := j.succeeded(n, names[i]); ok {
+			results[i] = out
+			continue
+		}
+		ch, err := dbos.Go(j.wf, bound(ctx, key, fn), dbos.WithStepName(names[i]))
 		if err != nil {
 			errs[i] = fmt.Errorf("step %s: %w", names[i], err)
 			continue
 		}
 		outcomes[i] = ch
 	}
+	j.ran(numbers...)
 	for i, ch := range outcomes {
 		if ch == nil {
 			continue
 		}
 		outcome := <-ch
 		results[i], errs[i] = outcome.Result, outcome.Err
+		if outcome.Err == nil {
+			j.remember(numbers[i], names[i], outcome.Result)
+		}
 	}
 	j.flush()
 	return results, errs

@@ -87,4 +87,12 @@ var (
 	// ErrInvalidInput: a run's input cannot be run as given (for example its
 	// output schema does not describe an object). Nothing was started.
 	ErrInvalidInput = errors.New("invalid run input")
+	// ErrTimedOut: the run outlived its time limit (see [WithTimeLimit]); it
+	// ends ERROR.
+	ErrTimedOut = errors.New("run timed out")
+	// ErrInterrupted: the run was stopped because its process is shutting
+	// down (see [Interrupt]). It is not over: the runner saves its progress
+	// with status RUNNING, sends no final event and ends its stream with this
+	// error, so whoever owns the run (the durable queue) runs it again.
+	ErrInterrupted = errors.New("run interrupted: the server is shutting down")
 )

@@ -40,6 +40,7 @@ type Config struct {
 // migration driver interfaces of storage/migrate.
 type Store struct {
 	*sqlstore.Store
+	pool *pgxpool.Pool
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -81,7 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	return &Store{Store: store}, nil
+	return &Store{Store: store, pool: pool}, nil
 }
 
 // migrateCommand names the command that migrates this database, without

@@ -1,0 +1,53 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// WithTimeLimit returns a context that ends after d with a cause wrapping
+// [ErrTimedOut]. A runner given it ends the run ERROR, not CANCELLED, when
+// the limit strikes (see [TimedOut]).
+func WithTimeLimit(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, fmt.Errorf("%w after %s", ErrTimedOut, d))
+}
+
+// Interrupt stops a run given ctx with a cause of [ErrInterrupted]: its
+// process is shutting down and the run will be run again elsewhere.
+func Interrupt(cancel context.CancelCauseFunc) { cancel(ErrInterrupted) }
+
+// TimedOut returns the cause that ended ctx when it was a time limit set by
+// [WithTimeLimit], and nil otherwise.
+func TimedOut(ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrTimedOut) {
+		return cause
+	}
+	return nil
+}
+
+// Interrupted reports whether ctx was ended by [Interrupt].
+func Interrupted(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrInterrupted)
+}
+
+// failureDeferredKey marks a context whose run's failure its caller
+// settles.
+type failureDeferredKey struct{}
+
+// WithFailureDeferred tells a runner that its caller decides whether a
+// failed run is over — it may start it again, as the durable queue does
+// while attempts remain. The runner still ends the run's stream with its
+// RunError, but saves the run with status RUNNING rather than ERROR, so no
+// reader takes a run that is about to be retried for a failed one; the
+// caller stores the final status.
+func WithFailureDeferred(ctx context.Context) context.Context {
+	return context.WithValue(ctx, failureDeferredKey{}, true)
+}
+
+// FailureDeferred reports whether ctx came from [WithFailureDeferred].
+func FailureDeferred(ctx context.Context) bool {
+	deferred, _ := ctx.Value(failureDeferredKey{}).(bool)
+	return deferred
+}
