@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,54 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/internal/fakeopenai"
-	"github.com/agnogo/agnogo/internal/testdb"
 )
 
 // chaosRuns is how many background runs the replica test submits.
 const chaosRuns = 200
-
-// freshDatabase creates an empty Postgres database for one test and returns
-// its URL; it is dropped when the test ends.
-func freshDatabase(t *testing.T) string {
-	t.Helper()
-	admin := testdb.PostgresURL(t)
-	name := testdb.UniqueName(t, "agnogo_chaos")
-	conn, err := pgx.Connect(t.Context(), admin)
-	require.NoError(t, err)
-	_, err = conn.Exec(t.Context(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	require.NoError(t, err)
-	conn.Close(t.Context())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, admin); err == nil {
-			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-			conn.Close(ctx)
-		}
-	})
-	u, err := url.Parse(admin)
-	require.NoError(t, err)
-	u.Path = "/" + name
-	return u.String()
-}
-
-// startReplica starts `agnogo serve` as one replica with its executor id.
-func startReplica(t *testing.T, binary, config, executor string) *process {
-	t.Helper()
-	p := &process{log: &serverLog{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "serve", "--config", config, "--addr", "127.0.0.1:0")
-	p.cmd.Env = append(withoutEnv(os.Environ(), "AGNOGO_EXECUTOR_ID", "AGNOGO_BACKGROUND_MAX_CONCURRENCY", "OS_SECURITY_KEY"),
-		"AGNOGO_EXECUTOR_ID="+executor)
-	p.cmd.Stderr = p.log
-	require.NoError(t, p.cmd.Start())
-	go func() { _ = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	})
-	p.url = "http://" + waitAddr(t, p.log, p.exited)
-	return p
-}
 
 // TestReplicasSurviveAKilledPeer: two `agnogo serve` replicas share one
 // Postgres database. Runs are submitted to both; one replica is killed with

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -17,50 +16,6 @@ import (
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/sqlite"
 )
-
-// buildBinary builds agnogo once per test into a temporary directory.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH")
-	}
-	binary := filepath.Join(t.TempDir(), "agnogo")
-	out, err := exec.Command(goTool, "build", "-o", binary, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return binary
-}
-
-// process is a running `agnogo serve`.
-type process struct {
-	cmd    *exec.Cmd
-	log    *serverLog
-	url    string
-	exited chan struct{}
-}
-
-func startBinary(t *testing.T, binary, config string) *process {
-	t.Helper()
-	p := &process{log: &serverLog{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "serve", "--config", config, "--addr", "127.0.0.1:0")
-	p.cmd.Env = withoutEnv(os.Environ(), "AGNOGO_EXECUTOR_ID", "AGNOGO_BACKGROUND_MAX_CONCURRENCY", "OS_SECURITY_KEY")
-	p.cmd.Stderr = p.log
-	require.NoError(t, p.cmd.Start())
-	go func() { _ = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	})
-	p.url = "http://" + waitAddr(t, p.log, p.exited)
-	return p
-}
-
-// kill ends the process with SIGKILL: no shutdown, no final writes.
-func (p *process) kill(t *testing.T) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
-	<-p.exited
-}
 
 // TestKilledServerRunsResumeOrFailVisibly: a background run is in flight
 // (its model call stalled) when the server is killed with SIGKILL. Started

@@ -67,7 +67,7 @@ func listeningAddr(log string) string {
 }
 
 // waitAddr waits until the log says where the server listens.
-func waitAddr(t *testing.T, log fmt.Stringer, exited <-chan struct{}) string {
+func waitAddr(t testing.TB, log fmt.Stringer, exited <-chan struct{}) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
