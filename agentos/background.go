@@ -97,6 +97,8 @@ func (o *OS) startDurable(w http.ResponseWriter, r *http.Request, runner run.Run
 	}
 	// A client that leaves does not stop the run. The run may execute on
 	// another replica: its events are followed wherever it runs.
+	r, done := o.following(r)
+	defer done()
 	o.followQueued(r.Context(), startSSE(w), accepted.RunID, in.UserID, -1, "keepalive")
 }
 
@@ -119,6 +121,8 @@ func (o *OS) continueDurable(w http.ResponseWriter, r *http.Request, runner run.
 		writeJSON(w, http.StatusAccepted, map[string]any{"run_id": req.RunID, "session_id": req.SessionID, "status": run.StatusRunning})
 		return
 	}
+	r, done := o.following(r)
+	defer done()
 	o.followQueued(r.Context(), startSSE(w), req.RunID, req.UserID, from, "keepalive")
 }
 

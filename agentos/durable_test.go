@@ -223,3 +223,35 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 	onA := readFrames(t, a.postForm(t, "/agents/assistant/runs/"+runID+"/resume", url.Values{"last_event_index": {"-1"}, "session_id": {"x"}}).Body)
 	require.Equal(t, indices(t, onA), indices(t, frames), "the same events with the same indices on both replicas")
 }
+
+// TestShutdownEndsBackgroundFollowers: a client following a background run
+// (stream=true) does not hold the server's shutdown: its stream ends at
+// once while the run goes on, to be resumed.
+func TestShutdownEndsBackgroundFollowers(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	work, err := tool.New(tool.Config{Name: "work"}, func(ctx context.Context, _ struct{}) (string, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "ok", nil
+	})
+	require.NoError(t, err)
+	s := newDurableServer(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("done")}, []tool.Tool{work}, nil)
+	resp := s.postBackground(t, url.Values{"message": {"go"}, "stream": {"true"}, "session_id": {"s1"}}, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	<-started
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(ended) }()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, s.os.Shutdown(ctx))
+	select {
+	case <-ended:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the follower's stream is still open after Shutdown")
+	}
+}

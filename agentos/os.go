@@ -75,6 +75,11 @@ type OS struct {
 	inflight map[string]*inflightRun // by run id
 	closing  bool
 	wg       sync.WaitGroup
+
+	// followers ends, at shutdown, the streams that follow runs this
+	// process does not own (background runs): their clients resume them.
+	followers    context.Context
+	endFollowers context.CancelFunc
 }
 
 // inflightRun is a run executing in this process.
@@ -97,6 +102,7 @@ func New(cfg Config) (*OS, error) {
 	}
 	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{},
 		events: cfg.Events}
+	o.followers, o.endFollowers = context.WithCancel(context.Background())
 	if o.events == nil {
 		o.events = eventlog.NewMemory(eventlog.MemoryConfig{Now: cfg.Now, Encode: encodeEvent})
 	}
@@ -139,8 +145,10 @@ func New(cfg Config) (*OS, error) {
 func (o *OS) ServeHTTP(w http.ResponseWriter, r *http.Request) { o.handler.ServeHTTP(w, r) }
 
 // Shutdown stops accepting runs, cancels the runs in flight and waits until
-// each has saved its final state, or ctx ends.
+// each has saved its final state, or ctx ends. Streams following background
+// runs end at once (the runs go on; their clients resume them).
 func (o *OS) Shutdown(ctx context.Context) error {
+	o.endFollowers()
 	o.mu.Lock()
 	o.closing = true
 	for _, r := range o.inflight {
@@ -155,6 +163,14 @@ func (o *OS) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("agentos shutdown: %w", ctx.Err())
 	}
+}
+
+// following returns a context for a stream that follows a background run:
+// it ends with the request, or when the server shuts down.
+func (o *OS) following(r *http.Request) (*http.Request, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(o.followers, cancel)
+	return r.WithContext(ctx), func() { stop(); cancel() }
 }
 
 // track registers a run in flight; the returned function unregisters it.

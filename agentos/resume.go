@@ -38,6 +38,8 @@ func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runID := r.PathValue("run_id")
+	r, done := o.following(r)
+	defer done()
 	stored, err := o.resumableRun(r, runner, runID, sessionID, userID)
 	sse := startSSE(w)
 	if err != nil {

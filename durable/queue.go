@@ -165,7 +165,8 @@ type Queue struct {
 }
 
 // New connects to the database and registers the queue. Call
-// [Queue.Launch] to start executing runs.
+// [Queue.Launch] to start executing runs, and [Queue.Shutdown] to stop: the
+// queue outlives ctx, which only carries values.
 func New(ctx context.Context, cfg Config) (*Queue, error) {
 	if cfg.DatabaseURL == "" || cfg.Store == nil || cfg.Events == nil {
 		return nil, errors.New("durable: DatabaseURL, Store and Events are required")
@@ -198,7 +199,9 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	for _, r := range cfg.Runners {
 		q.runners[r.ID()] = r
 	}
-	dctx, err := dbos.NewContext(ctx, dbos.Config{
+	// The engine's context lives until Shutdown, not until ctx ends: ending
+	// it would cancel every run in flight, durably.
+	dctx, err := dbos.NewContext(context.WithoutCancel(ctx), dbos.Config{
 		AppName:            "agnogo",
 		DatabaseURL:        cfg.DatabaseURL,
 		ApplicationVersion: cfg.ApplicationVersion,

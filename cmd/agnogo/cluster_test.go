@@ -41,11 +41,16 @@ type clusterOptions struct {
 	redis bool
 	// maxConcurrency is queue.max_concurrency. Defaults to 4.
 	maxConcurrency int
+	// lockGrace is queue.lock_grace_seconds. Defaults to 5.
+	lockGrace int
+	// stopTimeout is queue.stop_timeout_seconds. Defaults to 30.
+	stopTimeout int
 }
 
 // newReplicaCluster writes the config of an "assistant" agent with the
 // workspace tools (on a directory holding notes.txt) and the durable queue
-// set to continue lost runs: max_attempts 2, lock_grace_seconds 5.
+// set to continue lost runs: max_attempts 2, lock_grace_seconds 5 (see
+// clusterOptions).
 func newReplicaCluster(tb testing.TB, binary string, opts clusterOptions) *replicaCluster {
 	tb.Helper()
 	c := &replicaCluster{binary: binary, fake: fakeopenai.New(tb)}
@@ -62,7 +67,7 @@ func newReplicaCluster(tb testing.TB, binary string, opts clusterOptions) *repli
 	c.config = filepath.Join(tb.TempDir(), "agnogo.yaml")
 	require.NoError(tb, os.WriteFile(c.config, []byte(fmt.Sprintf(`name: Replicas
 db: %s
-%squeue: {max_attempts: 2, lock_grace_seconds: 5, max_concurrency: %d}
+%squeue: {max_attempts: 2, lock_grace_seconds: %d, stop_timeout_seconds: %d, max_concurrency: %d}
 models:
   fake: {provider: openai, id: gpt-test, base_url: %q, api_key: sk-fake}
 agents:
@@ -70,7 +75,7 @@ agents:
     model: fake
     tools: [workspace]
     workspace: {root: %q, confirm_writes: false}
-`, dbURL, redisLine, cmp.Or(opts.maxConcurrency, 4), c.fake.URL, workspace)), 0o600))
+`, dbURL, redisLine, cmp.Or(opts.lockGrace, 5), cmp.Or(opts.stopTimeout, 30), cmp.Or(opts.maxConcurrency, 4), c.fake.URL, workspace)), 0o600))
 	return c
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,6 +144,39 @@ func TestReplicaStreamedSubmissionExecutedElsewhere(t *testing.T) {
 			require.Equal(t, int64(i), frame.index(), "%v", frameNames(frames))
 		}
 	})
+}
+
+// TestReplicaGracefulStopHandsRunsBack: replica A gets SIGTERM while a run
+// executes there, its model call stalled. A waits stop_timeout_seconds (1),
+// then exits without cancelling the run and hands it back: replica B takes
+// it over at once — long before the 30 s lock grace — and completes it.
+func TestReplicaGracefulStopHandsRunsBack(t *testing.T) {
+	t.Parallel()
+	binary := buildBinary(t)
+	c := newReplicaCluster(t, binary, clusterOptions{lockGrace: 30, stopTimeout: 1})
+	c.fake.Enqueue(fakeopenai.Text("cut short on replica A").StallAfter(1), fakeopenai.Text("finished on replica B"))
+	a := c.start(t, "a")
+	runID := a.submitBackground(t, "s1", "work")
+	a.pollRun(t, runID, "s1", func(out map[string]any) bool { return len(c.fake.Requests()) == 1 && out["status"] == "RUNNING" })
+	b := c.start(t, "b")
+
+	stopped := time.Now()
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-a.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("A did not stop:\n%s", a.log)
+	}
+	require.Contains(t, a.log.String(), "handed back", "A says it hands the run back:\n%s", a.log)
+	var out map[string]any
+	b.pollRun(t, runID, "s1", func(run map[string]any) bool {
+		out = run
+		return run["status"] != "PENDING" && run["status"] != "RUNNING"
+	})
+	require.Equal(t, "COMPLETED", out["status"], "%v\nB's log:\n%s", out, b.log)
+	require.Equal(t, "finished on replica B", out["content"])
+	require.Less(t, time.Since(stopped), 15*time.Second, "taken over without waiting for the 30 s lock grace")
+	require.Len(t, c.fake.Requests(), 2)
 }
 
 // TestReplicaCancel: a run executes on replica A, its model call stalled;
