@@ -117,8 +117,8 @@ func (q *Queue) acceptInSteps(ctx context.Context, runner run.Runner, in *run.In
 		return Accepted{}, err
 	}
 	q.register(j.RunID, run.StatusPending)
-	_, err = dbos.RunWorkflow(q.dbos, q.execute, j, dbos.WithQueue(q.queue), dbos.WithWorkflowID(j.RunID),
-		dbos.WithQueuePartitionKey(j.SessionID))
+	_, err = dbos.Enqueue[string](q.dbos, queueName, workflowName, j, dbos.WithEnqueueWorkflowID(j.RunID),
+		dbos.WithEnqueueQueuePartitionKey(j.SessionID))
 	if err != nil {
 		q.fail(j, "the run could not be queued: "+err.Error())
 		return Accepted{}, fmt.Errorf("durable: enqueue run %s: %w", j.RunID, err)

@@ -21,6 +21,13 @@ import (
 // benchQueue is a launched queue over a fresh database with one agent whose
 // scripted model answers at once.
 func benchQueue(b *testing.B, backend string) (*durable.Queue, storage.Store) {
+	return benchQueueLaunched(b, backend, true)
+}
+
+// benchQueueLaunched is benchQueue, launched (executing the runs it
+// accepts) or not (accepting only, as a replica that only serves the API
+// would while others execute).
+func benchQueueLaunched(b *testing.B, backend string, launch bool) (*durable.Queue, storage.Store) {
 	b.Helper()
 	store, dbURL, schema := openBackend(b, backend == "postgres")
 	a, err := agent.New(agent.Config{ID: "assistant", Name: "Assistant", Store: store,
@@ -30,7 +37,9 @@ func benchQueue(b *testing.B, backend string) (*durable.Queue, storage.Store) {
 		Events: eventlog.NewMemory(eventlog.MemoryConfig{}), ExecutorID: "bench", MaxQueueDepth: 1 << 20,
 		PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(b, err)
-	require.NoError(b, q.Launch())
+	if launch {
+		require.NoError(b, q.Launch())
+	}
 	b.Cleanup(func() { _ = q.Shutdown(5 * time.Second) })
 	return q, store
 }
@@ -49,27 +58,36 @@ func benchSubmit(b *testing.B, q *durable.Queue, session string) string {
 
 // BenchmarkAccept measures accepting background runs: the PENDING row and
 // the enqueue, from 32 concurrent clients, each run in its own session. One
-// op is one accepted run; runs/s is the acceptance rate.
+// op is one accepted run; runs/s is the acceptance rate. With executing=true
+// the same process executes the runs it accepts, on the same cores; with
+// executing=false it only accepts them.
 func BenchmarkAccept(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
-		b.Run(backend, func(b *testing.B) {
-			q, store := benchQueue(b, backend)
-			b.SetParallelism(16) // 2 cores × 16 = 32 clients
-			b.ReportAllocs()
-			b.ResetTimer()
-			started := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					benchSubmit(b, q, fmt.Sprintf("s-%d", benchRun.Load()))
-				}
+		for _, executing := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s/executing=%t", backend, executing), func(b *testing.B) {
+				benchAccept(b, backend, executing)
 			})
-			b.ReportMetric(float64(b.N)/time.Since(started).Seconds(), "runs/s")
-			b.StopTimer()
-			_, stored, err := store.GetRuns(b.Context(), storage.RunQuery{Page: storage.Page{Limit: 1, Page: 1}})
-			require.NoError(b, err)
-			require.Equal(b, b.N, stored, "every accepted run has its row")
-		})
+		}
 	}
+}
+
+// benchAccept is one BenchmarkAccept case.
+func benchAccept(b *testing.B, backend string, executing bool) {
+	q, store := benchQueueLaunched(b, backend, executing)
+	b.SetParallelism(16) // 2 cores × 16 = 32 clients
+	b.ReportAllocs()
+	b.ResetTimer()
+	started := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			benchSubmit(b, q, fmt.Sprintf("s-%d", benchRun.Load()))
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(started).Seconds(), "runs/s")
+	b.StopTimer()
+	_, stored, err := store.GetRuns(b.Context(), storage.RunQuery{Page: storage.Page{Limit: 1, Page: 1}})
+	require.NoError(b, err)
+	require.Equal(b, b.N, stored, "every accepted run has its row")
 }
 
 // BenchmarkEndToEnd measures background runs from acceptance to COMPLETED:
