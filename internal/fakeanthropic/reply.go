@@ -1,6 +1,9 @@
 package fakeanthropic
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // Block types of the Messages API that a [Block] can be.
 const (
@@ -68,6 +71,8 @@ type Reply struct {
 	streamError *apiError
 	// hang holds the reply open after the blocks until the client goes away.
 	hang bool
+	// delay is the wait before the blocks.
+	delay time.Duration
 }
 
 // Message returns a reply with the given content blocks. Its stop reason is

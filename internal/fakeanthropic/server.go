@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -28,6 +29,7 @@ type Server struct {
 	headers     []http.Header
 	toolUses    int
 	disconnects int
+	directed    bool // answer from directives when the queue is empty
 }
 
 // New starts a fake server that is closed when the test ends.
@@ -86,6 +88,11 @@ func (s *Server) Disconnects() int {
 
 // ServeHTTP implements [http.Handler].
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.isDirected() && r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == messagesPath+"/count_tokens" {
+		raw, _ := io.ReadAll(r.Body)
+		writeJSON(w, nil, "", http.StatusOK, map[string]int{"input_tokens": max(1, len(raw)/4)})
+		return
+	}
 	if r.Method != http.MethodPost || strings.TrimSuffix(r.URL.Path, "/") != messagesPath {
 		writeError(w, nil, "", http.StatusNotFound, apiError{
 			Type:    "not_found_error",
@@ -111,6 +118,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.headers = append(s.headers, r.Header.Clone())
 	number := len(s.requests)
 	reply, ok := s.pop()
+	if !ok && s.directed {
+		reply, ok = directedReply(body), true
+	}
 	s.mu.Unlock()
 
 	requestID := fmt.Sprintf("req_fake_%03d", number)
@@ -135,6 +145,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeStream(w, r, reply, message, requestID)
 		return
 	}
+	if !s.wait(r, reply.delay) {
+		return
+	}
 	switch {
 	case reply.hang:
 		<-r.Context().Done()
@@ -143,6 +156,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reply.header, requestID, statusForErrorType(reply.streamError.Type), *reply.streamError)
 	default:
 		writeJSON(w, reply.header, requestID, http.StatusOK, message)
+	}
+}
+
+// isDirected reports whether the server is in directed mode.
+func (s *Server) isDirected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.directed
+}
+
+// wait waits d, or until the client goes away (a disconnect): false then.
+func (s *Server) wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-r.Context().Done():
+		s.countDisconnect()
+		return false
 	}
 }
 

@@ -60,6 +60,9 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, reply Reply
 	start.Usage.OutputTokens = 1
 	stream.send(event{Type: "message_start", Message: &start})
 	stream.send(event{Type: "ping"})
+	if stream.err == nil && !s.wait(r, reply.delay) {
+		return
+	}
 
 	for index, block := range msg.Content {
 		stream.sendBlock(index, block)
