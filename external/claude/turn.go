@@ -1,0 +1,188 @@
+package claude
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agnogo/agnogo/run"
+)
+
+// ProviderName is the model provider the runs of a Claude agent report.
+const ProviderName = "Anthropic"
+
+// Turn gathers one turn of the CLI into what agnogo records: the events
+// clients see, the messages and tool calls of the run, the CLI session id,
+// and the result with its metrics. Feed it the turn's lines in order with
+// [Turn.Apply].
+type Turn struct {
+	// SessionID is the CLI session the turn ran in, from its init line.
+	SessionID string
+	// Model is the model the CLI reported.
+	Model string
+	// Messages are the turn's assistant and tool messages, in order.
+	Messages []*run.Message
+	// Tools are the tool calls, in the order they started.
+	Tools []*run.ToolExecution
+	// Result is the turn's result line; nil until it arrives.
+	Result *Line
+	// Warnings are lines that could not be read.
+	Warnings []run.Warning
+
+	started    time.Time
+	firstToken time.Time
+	byID       map[string]*run.ToolExecution
+}
+
+// NewTurn starts gathering a turn that began at started.
+func NewTurn(started time.Time) *Turn {
+	return &Turn{started: started, byID: map[string]*run.ToolExecution{}}
+}
+
+// Apply takes one line of the turn, read at now, and returns the events it
+// gives: RunContent for assistant text, ToolCallStarted for a tool call,
+// ToolCallCompleted or ToolCallError for its result. Tool calls of a
+// subagent carry its Task call as their parent.
+func (t *Turn) Apply(line Line, now time.Time) []run.Event {
+	switch line.Type {
+	case LineSystem:
+		if line.Subtype == "init" {
+			t.SessionID = firstNonEmpty(line.SessionID, t.SessionID)
+			t.Model = firstNonEmpty(line.Model, t.Model)
+		}
+	case LineAssistant:
+		return t.assistant(line, now)
+	case LineUser:
+		return t.toolResults(line, now)
+	case LineResult:
+		result := line
+		t.Result = &result
+		t.SessionID = firstNonEmpty(line.SessionID, t.SessionID)
+	case "invalid":
+		t.Warnings = append(t.Warnings, run.Warning{Type: "unreadable_cli_output", Message: "a line of the claude CLI's output could not be read", Error: line.Error})
+	}
+	return nil
+}
+
+// assistant maps an assistant line's blocks.
+func (t *Turn) assistant(line Line, now time.Time) []run.Event {
+	if line.Message == nil {
+		return nil
+	}
+	var events []run.Event
+	for _, block := range line.Message.Content {
+		switch block.Type {
+		case "text":
+			if block.Text == "" {
+				continue
+			}
+			if t.firstToken.IsZero() {
+				t.firstToken = now
+			}
+			t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, Content: block.Text, CreatedAt: now.Unix()})
+			if line.ParentToolUseID == "" {
+				events = append(events, &run.RunContent{Content: block.Text, ContentType: "str"})
+			}
+		case "thinking":
+			if block.Thinking != "" && line.ParentToolUseID == "" {
+				events = append(events, &run.RunContent{ReasoningContent: block.Thinking, ContentType: "str"})
+			}
+		case "tool_use":
+			args := map[string]any{}
+			_ = json.Unmarshal(block.Input, &args)
+			tool := &run.ToolExecution{ToolCallID: block.ID, ToolName: block.Name, ToolArgs: args, CreatedAt: now.Unix()}
+			t.byID[block.ID] = tool
+			t.Tools = append(t.Tools, tool)
+			t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, CreatedAt: now.Unix(),
+				ToolCalls: []run.ToolCall{{ID: block.ID, Type: "function", Function: run.ToolCallFunction{Name: block.Name, Arguments: string(block.Input)}}}})
+			events = append(events, &run.ToolCallStarted{Tool: tool, ParentToolCallID: line.ParentToolUseID})
+		}
+	}
+	return events
+}
+
+// toolResults maps the tool results of a user line.
+func (t *Turn) toolResults(line Line, now time.Time) []run.Event {
+	if line.Message == nil {
+		return nil
+	}
+	var events []run.Event
+	for _, block := range line.Message.Content {
+		if block.Type != "tool_result" {
+			continue
+		}
+		text := block.ResultText()
+		failed := block.IsError
+		tool, ok := t.byID[block.ToolUseID]
+		if !ok {
+			tool = &run.ToolExecution{ToolCallID: block.ToolUseID, CreatedAt: now.Unix()}
+			t.byID[block.ToolUseID] = tool
+			t.Tools = append(t.Tools, tool)
+		}
+		tool.Result, tool.ToolCallError = &text, &failed
+		t.Messages = append(t.Messages, &run.Message{Role: run.RoleTool, ToolCallID: block.ToolUseID, ToolName: tool.ToolName,
+			Content: text, ToolCallError: &failed, CreatedAt: now.Unix()})
+		if failed {
+			events = append(events, &run.ToolCallError{Tool: tool, Error: text, ParentToolCallID: line.ParentToolUseID})
+		} else {
+			events = append(events, &run.ToolCallCompleted{Tool: tool, Content: text, ParentToolCallID: line.ParentToolUseID})
+		}
+	}
+	return events
+}
+
+// Content is the turn's answer: the result's text.
+func (t *Turn) Content() string {
+	if t.Result == nil {
+		return ""
+	}
+	return t.Result.ResultText()
+}
+
+// Metrics are the turn's metrics, from its result: tokens, cache, cost,
+// duration, time to first token, and one entry per model.
+func (t *Turn) Metrics(now time.Time) *run.RunMetrics {
+	m := &run.RunMetrics{Duration: now.Sub(t.started).Seconds()}
+	if !t.firstToken.IsZero() {
+		m.TimeToFirstToken = t.firstToken.Sub(t.started).Seconds()
+	}
+	if t.Result == nil {
+		return m
+	}
+	if u := t.Result.Usage; u != nil {
+		m.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+		m.OutputTokens = u.OutputTokens
+		m.CacheReadTokens = u.CacheReadInputTokens
+		m.CacheWriteTokens = u.CacheCreationInputTokens
+		m.TotalTokens = m.InputTokens + m.OutputTokens
+	}
+	if t.Result.TotalCostUSD > 0 || t.Result.Usage != nil {
+		cost := t.Result.TotalCostUSD
+		m.Cost = &cost
+	}
+	for _, id := range slices.Sorted(maps.Keys(t.Result.ModelUsage)) {
+		mu := t.Result.ModelUsage[id]
+		cost := mu.CostUSD
+		detail := run.ModelMetrics{ID: id, Provider: ProviderName, Metrics: run.Metrics{
+			InputTokens: mu.InputTokens + mu.CacheReadInputTokens + mu.CacheCreationInputTokens, OutputTokens: mu.OutputTokens,
+			CacheReadTokens: mu.CacheReadInputTokens, CacheWriteTokens: mu.CacheCreationInputTokens, Cost: &cost}}
+		detail.TotalTokens = detail.InputTokens + detail.OutputTokens
+		if m.Details == nil {
+			m.Details = map[string][]run.ModelMetrics{}
+		}
+		m.Details[run.ModelTypeModel] = append(m.Details[run.ModelTypeModel], detail)
+	}
+	return m
+}
+
+// firstNonEmpty returns the first non-empty string.
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
