@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"iter"
 	"log/slog"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,45 +19,12 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/durable"
+	"github.com/agnogo/agnogo/internal/gatedmodel"
 	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/sqlite"
 )
-
-// gatedModel streams the start of its reply, then waits inside the same
-// model call until opened.
-type gatedModel struct {
-	streamed chan struct{}
-	gate     chan struct{}
-	once     sync.Once
-	shut     sync.Once
-}
-
-func (m *gatedModel) open()            { m.shut.Do(func() { close(m.gate) }) }
-func (m *gatedModel) Info() model.Info { return model.Info{ID: "gated", Provider: "Test"} }
-
-func (m *gatedModel) Invoke(context.Context, *model.Request) (*model.Response, error) {
-	return &model.Response{Content: "Hello, world", StopReason: "stop"}, nil
-}
-
-func (m *gatedModel) Stream(ctx context.Context, _ *model.Request) iter.Seq2[*model.Chunk, error] {
-	return func(yield func(*model.Chunk, error) bool) {
-		if !yield(&model.Chunk{ContentDelta: "Hel"}, nil) || !yield(&model.Chunk{ContentDelta: "lo, "}, nil) {
-			return
-		}
-		m.once.Do(func() { close(m.streamed) })
-		select {
-		case <-m.gate:
-		case <-ctx.Done():
-			yield(nil, ctx.Err())
-			return
-		}
-		if yield(&model.Chunk{ContentDelta: "world"}, nil) {
-			yield(&model.Chunk{Response: &model.Response{Content: "Hello, world", StopReason: "stop"}}, nil)
-		}
-	}
-}
 
 // newRedisReplica is newReplica with any model and the queue on Redis.
 func newRedisReplica(t *testing.T, path, executor string, m model.Model, rdb *redis.Client, prefix string) *server {
@@ -125,14 +90,14 @@ func TestResumeOnAnotherReplicaLiveThroughRedis(t *testing.T) {
 			rdb.Del(ctx, keys...)
 		}
 	})
-	m := &gatedModel{streamed: make(chan struct{}), gate: make(chan struct{})}
-	t.Cleanup(m.open)
+	m := gatedmodel.New()
+	t.Cleanup(m.Open)
 	path := filepath.Join(t.TempDir(), "shared.db")
 	a := newRedisReplica(t, path, "replica-a", m, rdb, prefix)
 	accepted := decode[map[string]any](t, a.postBackground(t, url.Values{"message": {"go"}, "stream": {"false"}, "session_id": {"x"}}, ""))
 	runID := accepted["run_id"].(string)
 	select {
-	case <-m.streamed:
+	case <-m.Streamed():
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run did not start on A")
 	}
@@ -156,7 +121,7 @@ func TestResumeOnAnotherReplicaLiveThroughRedis(t *testing.T) {
 	}
 	require.Equal(t, "catch_up", got[0].event, frameNames(got))
 
-	m.open()
+	m.Open()
 	for f := range frames {
 		got = append(got, f)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/internal/gatedmodel"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -112,8 +113,8 @@ func TestQueueDepthIsExactUnderABurst(t *testing.T) {
 
 func testQueueDepthIsExactUnderABurst(t *testing.T) {
 	const maxDepth, burst = 10, 48
-	gate := newGatedModel()
-	t.Cleanup(gate.open)
+	gate := gatedmodel.New()
+	t.Cleanup(gate.Open)
 	f := &fixture{events: eventlog.NewMemory(eventlog.MemoryConfig{})}
 	f.store, f.dbURL, f.schema = openBackend(t, true)
 	var err error
@@ -153,7 +154,7 @@ func testQueueDepthIsExactUnderABurst(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, maxDepth, stored, "a refused submission writes no row")
 
-	gate.open()
+	gate.Open()
 	for _, id := range accepted {
 		require.Equal(t, run.StatusCompleted, f.wait(t, id).Status)
 	}

@@ -1,7 +1,6 @@
 package durable_test
 
 import (
-	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -111,10 +110,7 @@ func jobIDs(jobs []durable.Job) []string {
 // waiting for a confirmation is paused although its workflow is active.
 func TestQueuedRunningAndPausedJobs(t *testing.T) {
 	b := newBlocker()
-	confirm, err := tool.New(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
-		return "deployed", nil
-	})
-	require.NoError(t, err)
+	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.ToolCall("deploy", `{}`)},
 		[]tool.Tool{b.tool(t, true), confirm}, nil)
 	t.Cleanup(b.open)
@@ -149,11 +145,7 @@ func TestQueuedRunningAndPausedJobs(t *testing.T) {
 // call: the tool is not called again, and the run completes.
 func TestRequeueFailedRunKeepsCompletedSteps(t *testing.T) {
 	var charges atomic.Int32
-	charge, err := tool.New(tool.Config{Name: "charge"}, func(context.Context, struct{}) (string, error) {
-		charges.Add(1)
-		return "charged", nil
-	})
-	require.NoError(t, err)
+	charge := chargeTool(t, &charges)
 	var ahead atomic.Int64 // how far the queue's clock is ahead of the wall clock
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("charge", `{}`), scripted.Fail(badRequest), scripted.Text("paid")},
 		[]tool.Tool{charge}, func(c *durable.Config) {
@@ -203,11 +195,7 @@ func TestRequeueFailedRunKeepsCompletedSteps(t *testing.T) {
 func TestRequeueAfterLostWorker(t *testing.T) {
 	first := newBlocker()
 	var charges atomic.Int32
-	charge, err := tool.New(tool.Config{Name: "charge"}, func(context.Context, struct{}) (string, error) {
-		charges.Add(1)
-		return "charged", nil
-	})
-	require.NoError(t, err)
+	charge := chargeTool(t, &charges)
 	replies := []scripted.Reply{scripted.ToolCall("charge", `{}`), scripted.ToolCall("work", `{}`), scripted.Text("finished")}
 	f := newFixture(t, replies, []tool.Tool{charge, first.tool(t, false)}, nil)
 	accepted, err := f.submit(t, "s1", "go", "")

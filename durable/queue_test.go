@@ -259,11 +259,7 @@ func TestRestartAfterCrash(t *testing.T) {
 		t.Run(map[int]string{1: "at most once", 2: "continues"}[attempts], func(t *testing.T) {
 			first := newBlocker()
 			var charges atomic.Int32
-			charge, err := tool.New(tool.Config{Name: "charge"}, func(context.Context, struct{}) (string, error) {
-				charges.Add(1)
-				return "charged", nil
-			})
-			require.NoError(t, err)
+			charge := chargeTool(t, &charges)
 			replies := []scripted.Reply{scripted.ToolCall("charge", `{}`), scripted.ToolCall("work", `{}`), scripted.Text("finished")}
 			f := newFixture(t, replies, []tool.Tool{charge, first.tool(t, false)}, func(c *durable.Config) { c.MaxAttempts = attempts })
 			accepted, err := f.submit(t, "s1", "go", "")
@@ -314,10 +310,7 @@ func testCancelFromAnotherReplica(t *testing.T) {
 // its session: the next submission waits behind it until the continuation
 // arrives through the queue; then both complete, in order.
 func TestPausedRunParksItsSession(t *testing.T) {
-	confirm, err := tool.New(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
-		return "deployed", nil
-	})
-	require.NoError(t, err)
+	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("Deployed."), scripted.Text("Next one.")},
 		[]tool.Tool{confirm}, nil)
 	paused, err := f.submit(t, "s1", "deploy it", "")
@@ -347,20 +340,34 @@ func TestPausedRunParksItsSession(t *testing.T) {
 	require.ErrorIs(t, f.queue.Continue(t.Context(), &run.ContinueRequest{RunID: paused.RunID}), durable.ErrNotParked)
 }
 
-// TestCancelParkedRun: cancelling a paused run ends it CANCELLED and frees
-// its session.
-func TestCancelParkedRun(t *testing.T) {
+// deployTool is a tool that asks for a person's confirmation before it runs.
+func deployTool(t *testing.T) tool.Tool {
+	t.Helper()
 	confirm, err := tool.New(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
 		return "deployed", nil
 	})
 	require.NoError(t, err)
+	return confirm
+}
+
+// waitParked waits until a run is paused on the queue, its workflow waiting
+// for a continuation.
+func (f *fixture) waitParked(t *testing.T, runID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		ok, err := f.queue.Parked(t.Context(), runID, "")
+		return err == nil && ok
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// TestCancelParkedRun: cancelling a paused run ends it CANCELLED and frees
+// its session.
+func TestCancelParkedRun(t *testing.T) {
+	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("after")}, []tool.Tool{confirm}, nil)
 	paused, err := f.submit(t, "s1", "deploy it", "")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		ok, err := f.queue.Parked(t.Context(), paused.RunID, "")
-		return err == nil && ok
-	}, 10*time.Second, 10*time.Millisecond)
+	f.waitParked(t, paused.RunID)
 	next, err := f.submit(t, "s1", "then this", "")
 	require.NoError(t, err)
 	_, err = f.queue.Cancel(t.Context(), paused.RunID)
@@ -380,11 +387,7 @@ func testTakeOverFromADeadReplica(t *testing.T) {
 		t.Run(map[int]string{1: "at most once", 2: "continues"}[attempts], func(t *testing.T) {
 			stuck := newBlocker()
 			var charges atomic.Int32
-			charge, err := tool.New(tool.Config{Name: "charge"}, func(context.Context, struct{}) (string, error) {
-				charges.Add(1)
-				return "charged", nil
-			})
-			require.NoError(t, err)
+			charge := chargeTool(t, &charges)
 			settings := func(c *durable.Config) { c.MaxAttempts = attempts; c.LockGrace = durable.MinLockGrace }
 			replies := []scripted.Reply{scripted.ToolCall("charge", `{}`), scripted.ToolCall("work", `{}`), scripted.Text("finished elsewhere")}
 			f := newFixture(t, replies, []tool.Tool{charge, stuck.tool(t, false)}, settings)

@@ -20,6 +20,7 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/internal/gatedmodel"
 	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/model/scripted"
@@ -86,48 +87,6 @@ func newModelFixture(t *testing.T, m model.Model, tools []tool.Tool, configure f
 	require.NoError(t, err)
 	f.queue = f.start(t, "exec-1", configure)
 	return f
-}
-
-// gatedModel streams part of its reply, then waits inside the same model
-// call until opened: the step that produces the first deltas is still
-// running while a follower looks for them.
-type gatedModel struct {
-	streamed chan struct{}
-	gate     chan struct{}
-	once     sync.Once
-	shut     sync.Once
-}
-
-func newGatedModel() *gatedModel {
-	return &gatedModel{streamed: make(chan struct{}), gate: make(chan struct{})}
-}
-
-func (m *gatedModel) open() { m.shut.Do(func() { close(m.gate) }) }
-
-func (m *gatedModel) Info() model.Info { return model.Info{ID: "gated", Provider: "Test"} }
-
-func (m *gatedModel) Invoke(context.Context, *model.Request) (*model.Response, error) {
-	return &model.Response{Content: "Hello, world", StopReason: "stop"}, nil
-}
-
-func (m *gatedModel) Stream(ctx context.Context, _ *model.Request) iter.Seq2[*model.Chunk, error] {
-	return func(yield func(*model.Chunk, error) bool) {
-		for _, delta := range []string{"Hel", "lo, "} {
-			if !yield(&model.Chunk{ContentDelta: delta}, nil) {
-				return
-			}
-		}
-		m.once.Do(func() { close(m.streamed) })
-		select {
-		case <-m.gate:
-		case <-ctx.Done():
-			yield(nil, ctx.Err())
-			return
-		}
-		if yield(&model.Chunk{ContentDelta: "world"}, nil) {
-			yield(&model.Chunk{Response: &model.Response{Content: "Hello, world", StopReason: "stop"}}, nil)
-		}
-	}
 }
 
 // following collects, in a goroutine, what a queue's Events yields while
@@ -240,13 +199,13 @@ func hasContents(want ...string) func([]eventlog.Entry) bool {
 // each index once, exactly as the durable stream holds them in the end.
 func TestRedisLiveEventsReachAnotherReplica(t *testing.T) {
 	rdb := newTestRedis(t)
-	m := newGatedModel()
-	t.Cleanup(m.open)
+	m := gatedmodel.New()
+	t.Cleanup(m.Open)
 	f := newModelFixture(t, m, nil, rdb.with(nil))
 	accepted, err := f.submit(t, "s1", "hello", "")
 	require.NoError(t, err)
 	select {
-	case <-m.streamed: // executing on A, inside the model call
+	case <-m.Streamed(): // executing on A, inside the model call
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run did not start")
 	}
@@ -259,7 +218,7 @@ func TestRedisLiveEventsReachAnotherReplica(t *testing.T) {
 	before := collect(t, databaseOnly.Events(t.Context(), accepted.RunID, -1, false))
 	require.Empty(t, contents(before), "the durable stream gets the model call's events only when the call ends")
 
-	m.open()
+	m.Open()
 	got := onB.end(t)
 	require.Equal(t, run.EventRunCompleted, got[len(got)-1].Name, summary(got))
 	require.Equal(t, []string{"Hel", "lo, ", "world"}, contents(got))
@@ -349,13 +308,13 @@ func TestRedisDownMidRun(t *testing.T) {
 	rdb := newTestRedis(t)
 	proxy := newProxy(t, rdb.addr)
 	logs := &recorder{}
-	m := newGatedModel()
-	t.Cleanup(m.open)
+	m := gatedmodel.New()
+	t.Cleanup(m.Open)
 	f := newModelFixture(t, m, nil, rdb.with(rdb.connect(t, proxy.addr()), func(c *durable.Config) { c.Logger = slog.New(logs) }))
 	accepted, err := f.submit(t, "s1", "hello", "")
 	require.NoError(t, err)
 	select {
-	case <-m.streamed:
+	case <-m.Streamed():
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run did not start")
 	}
@@ -364,7 +323,7 @@ func TestRedisDownMidRun(t *testing.T) {
 	onB.waitFor(t, 10*time.Second, hasContents("Hel", "lo, "), "B follows through Redis")
 
 	proxy.close() // Redis is gone for both replicas
-	m.open()
+	m.Open()
 	out := f.wait(t, accepted.RunID)
 	require.Equal(t, run.StatusCompleted, out.Status)
 	require.Equal(t, "Hello, world", out.Content)

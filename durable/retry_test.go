@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,17 +194,11 @@ func testShutdownHandsRunsBack(t *testing.T) {
 // TestPausedRunSurvivesShutdown: a run waiting for a person stays PAUSED
 // through a restart and is continued afterwards.
 func TestPausedRunSurvivesShutdown(t *testing.T) {
-	confirm, err := tool.New(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
-		return "deployed", nil
-	})
-	require.NoError(t, err)
+	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("Deployed after restart.")}, []tool.Tool{confirm}, nil)
 	paused, err := f.submit(t, "s1", "deploy it", "")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		ok, err := f.queue.Parked(t.Context(), paused.RunID, "")
-		return err == nil && ok
-	}, 10*time.Second, 10*time.Millisecond)
+	f.waitParked(t, paused.RunID)
 	require.NoError(t, f.queue.Shutdown(time.Second))
 	rec, err := f.store.GetRun(t.Context(), paused.RunID, "")
 	require.NoError(t, err)
@@ -217,7 +212,13 @@ func TestPausedRunSurvivesShutdown(t *testing.T) {
 	tools := rec.Run.Tools
 	confirmed := true
 	tools[0].Confirmed = &confirmed
-	require.NoError(t, f.queue.Continue(t.Context(), &run.ContinueRequest{RunID: paused.RunID, Tools: tools}))
+	// While the restarted queue replays the run up to its pause, the row
+	// briefly reads RUNNING and a continuation is refused as not parked.
+	require.Eventually(t, func() bool {
+		err := f.queue.Continue(t.Context(), &run.ContinueRequest{RunID: paused.RunID, Tools: tools})
+		require.True(t, err == nil || errors.Is(err, durable.ErrNotParked), "%v", err)
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond)
 	out := f.wait(t, paused.RunID)
 	require.Equal(t, run.StatusCompleted, out.Status, "%v", out.Content)
 	require.Equal(t, "Deployed after restart.", out.Content)

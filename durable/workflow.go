@@ -267,7 +267,8 @@ func (q *Queue) segment(runCtx context.Context, jr *journal, retryable bool, sta
 func (q *Queue) conclude(jr *journal, j job, end ending) run.Status {
 	if end.final != nil {
 		if end.deferred && end.status == run.StatusError {
-			q.storeFailure(j, end.message())
+			// The runner left its failure for the queue to store.
+			q.writeFinal(j, run.StatusError, end.message())
 		}
 		q.appendEvent(jr, end.final)
 		return end.status
@@ -429,19 +430,8 @@ func (q *Queue) settle(j job, status run.Status, message string) run.Status {
 // status, or the one already stored. Inside a workflow (jr not nil) the
 // event also goes to the run's durable stream.
 func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) run.Status {
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	defer cancel()
-	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
-	if err == nil && rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused {
-		return rec.Run.Status // the run stored its own outcome; a paused one can still be cancelled
-	}
-	if err == nil {
-		rec.Run.Status = status
-		rec.Run.Content, rec.Run.ContentType = message, "str"
-		_, err = q.cfg.Store.UpsertRun(ctx, rec)
-	}
-	if err != nil {
-		q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
+	if stored, over := q.writeFinal(j, status, message); over {
+		return stored // the run stored its own outcome
 	}
 	base := run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID, CreatedAt: q.cfg.Now().Unix()}
 	if r, ok := q.runners[j.AgentID]; ok {
@@ -455,25 +445,25 @@ func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) 
 	return status
 }
 
-// storeFailure writes ERROR on a run whose runner left its failure for the
-// queue to store, unless the row is final already.
-func (q *Queue) storeFailure(j job, message string) {
+// writeFinal writes status, with message as content, on a run's row that is
+// not final yet (or is PAUSED: a paused run can still be cancelled or
+// fail). over reports a row that was final already, with its status.
+func (q *Queue) writeFinal(j job, status run.Status, message string) (stored run.Status, over bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
-	if err == nil && rec.Run.Status.Terminal() {
-		return
+	if err == nil && rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused {
+		return rec.Run.Status, true
 	}
 	if err == nil {
-		rec.Run.Status = run.StatusError
-		if rec.Run.Content == nil || rec.Run.Content == "" {
-			rec.Run.Content, rec.Run.ContentType = message, "str"
-		}
+		rec.Run.Status = status
+		rec.Run.Content, rec.Run.ContentType = message, "str"
 		_, err = q.cfg.Store.UpsertRun(ctx, rec)
 	}
 	if err != nil {
 		q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
 	}
+	return status, false
 }
 
 // RecordPending writes an accepted run's PENDING row, creating its session

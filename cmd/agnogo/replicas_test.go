@@ -84,6 +84,35 @@ func TestReplicaStreamResume(t *testing.T) {
 	})
 }
 
+// busyAcceptor starts replica A with its one slot (max_concurrency 1) taken
+// by a stalled run, then replica B, and returns A: the runs A accepts next
+// execute on B.
+func busyAcceptor(t *testing.T, c *replicaCluster) *process {
+	t.Helper()
+	c.fake.Enqueue(fakeopenai.Text("this answer keeps replica A busy").StallAfter(1))
+	a := c.start(t, "a")
+	c.track(a.submitBackground(t, "busy", "block"))
+	require.Eventually(t, func() bool { return len(c.fake.Requests()) == 1 }, streamTimeout, 10*time.Millisecond, "A executes the first run:\n%s", a.log)
+	c.start(t, "b")
+	return a
+}
+
+// requireWholeRun checks frames hold a whole run, numbered from 0 without a
+// gap, from RunStarted to a RunCompleted with content; it returns the run's
+// events.
+func requireWholeRun(t *testing.T, frames []sseFrame, content string) []sseFrame {
+	t.Helper()
+	events := runEvents(frames)
+	require.NotEmpty(t, events, "%v", frameNames(frames))
+	for i, frame := range events {
+		require.Equal(t, int64(i), frame.index(), "%v", frameNames(frames))
+	}
+	require.Equal(t, "RunStarted", events[0].name, "%v", frameNames(frames))
+	require.Equal(t, "RunCompleted", events[len(events)-1].name, "%v", frameNames(frames))
+	require.Equal(t, content, events[len(events)-1].data["content"])
+	return events
+}
+
 // TestReplicaResumeOnTheAcceptingReplica: replica A accepts a background run
 // that replica B executes (A's one slot is taken). Resuming on A, which
 // registered the run but produces none of its events, follows the run on
@@ -92,27 +121,14 @@ func TestReplicaResumeOnTheAcceptingReplica(t *testing.T) {
 	t.Parallel()
 	binary := buildBinary(t)
 	forEachCoordination(t, binary, clusterOptions{maxConcurrency: 1}, func(t *testing.T, c *replicaCluster) {
-		c.fake.Enqueue(fakeopenai.Text("this answer keeps replica A busy").StallAfter(1))
-		a := c.start(t, "a")
-		blocker := a.submitBackground(t, "busy", "block")
-		c.track(blocker)
-		require.Eventually(t, func() bool { return len(c.fake.Requests()) == 1 }, streamTimeout, 10*time.Millisecond, "A executes the first run:\n%s", a.log)
-		c.start(t, "b")
+		a := busyAcceptor(t, c)
 
 		c.fake.Enqueue(fakeopenai.Text("answered on replica B").WithDelay(time.Second))
 		runID := a.submitBackground(t, "s1", "hello")
 		c.track(runID)
 		require.Eventually(t, func() bool { return len(c.fake.Requests()) == 2 }, streamTimeout, 10*time.Millisecond, "B executes the second run")
 
-		frames := a.stream(t, "/agents/assistant/runs/"+runID+"/resume", resumeForm("s1", -1)).rest(t)
-		events := runEvents(frames)
-		require.NotEmpty(t, events, "%v", frameNames(frames))
-		for i, frame := range events {
-			require.Equal(t, int64(i), frame.index(), "%v", frameNames(frames))
-		}
-		require.Equal(t, "RunStarted", events[0].name)
-		require.Equal(t, "RunCompleted", events[len(events)-1].name, "%v", frameNames(frames))
-		require.Equal(t, "answered on replica B", events[len(events)-1].data["content"])
+		requireWholeRun(t, a.stream(t, "/agents/assistant/runs/"+runID+"/resume", resumeForm("s1", -1)).rest(t), "answered on replica B")
 	})
 }
 
@@ -123,26 +139,14 @@ func TestReplicaStreamedSubmissionExecutedElsewhere(t *testing.T) {
 	t.Parallel()
 	binary := buildBinary(t)
 	forEachCoordination(t, binary, clusterOptions{maxConcurrency: 1}, func(t *testing.T, c *replicaCluster) {
-		c.fake.Enqueue(fakeopenai.Text("this answer keeps replica A busy").StallAfter(1))
-		a := c.start(t, "a")
-		blocker := a.submitBackground(t, "busy", "block")
-		c.track(blocker)
-		require.Eventually(t, func() bool { return len(c.fake.Requests()) == 1 }, streamTimeout, 10*time.Millisecond, "A executes the first run:\n%s", a.log)
-		c.start(t, "b")
+		a := busyAcceptor(t, c)
 
 		c.fake.Enqueue(fakeopenai.Text("streamed from replica B").WithDelay(500 * time.Millisecond))
 		frames := a.stream(t, "/agents/assistant/runs", url.Values{"message": {"hello"}, "stream": {"true"}, "background": {"true"},
 			"session_id": {"s1"}}).rest(t)
-		events := runEvents(frames)
-		require.NotEmpty(t, events, "%v", frameNames(frames))
+		events := requireWholeRun(t, frames, "streamed from replica B")
 		c.track(events[0].data["run_id"].(string))
 		require.Len(t, c.fake.Requests(), 2, "B executed the streamed run")
-		require.Equal(t, "RunStarted", events[0].name, "%v", frameNames(frames))
-		require.Equal(t, "RunCompleted", events[len(events)-1].name, "%v", frameNames(frames))
-		require.Equal(t, "streamed from replica B", events[len(events)-1].data["content"])
-		for i, frame := range events {
-			require.Equal(t, int64(i), frame.index(), "%v", frameNames(frames))
-		}
 	})
 }
 

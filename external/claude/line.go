@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agnogo/agnogo/external"
 )
 
 // The line types of the CLI's stream-json output (and of its control
@@ -184,10 +186,10 @@ func ParseLine(data []byte) (Line, error) {
 		return line, fmt.Errorf("claude: empty line")
 	}
 	if err := json.Unmarshal(data, &line); err != nil {
-		return line, fmt.Errorf("claude: unreadable output line %q: %w", clip(data), err)
+		return line, fmt.Errorf("claude: unreadable output line %q: %w", external.Clip(data), err)
 	}
 	if line.Type == "" {
-		return line, fmt.Errorf("claude: output line without a type: %q", clip(data))
+		return line, fmt.Errorf("claude: output line without a type: %q", external.Clip(data))
 	}
 	line.Raw = append(json.RawMessage(nil), data...)
 	return line, nil
@@ -202,12 +204,4 @@ func (l Line) ResultText() string {
 		return ""
 	}
 	return *l.Result
-}
-
-// clip shortens a line for an error message.
-func clip(data []byte) string {
-	if len(data) > 200 {
-		return string(data[:200]) + "…"
-	}
-	return string(data)
 }

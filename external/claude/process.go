@@ -1,21 +1,17 @@
 package claude
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
-	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/agnogo/agnogo/external"
 )
 
 // ErrCLINotFound: the claude binary is not where the agent was told, nor on
@@ -25,14 +21,9 @@ var ErrCLINotFound = errors.New("claude CLI not found")
 // ErrExited: the CLI exited before the turn's result.
 var ErrExited = errors.New("claude CLI exited")
 
-// Process timeouts.
-const (
-	// DefaultCloseGrace is how long Close waits for the CLI to exit after its
-	// input closed, before killing its process group.
-	DefaultCloseGrace = 5 * time.Second
-	// stderrLimit bounds the stderr kept for error messages.
-	stderrLimit = 8 << 10
-)
+// DefaultCloseGrace is how long Close waits for the CLI to exit after its
+// input closed, before killing its process group.
+const DefaultCloseGrace = external.DefaultCloseGrace
 
 // ProcessConfig starts a CLI process.
 type ProcessConfig struct {
@@ -59,103 +50,63 @@ type ProcessConfig struct {
 // session, which can take several turns. Its methods are safe for
 // concurrent use; one turn is read at a time.
 type Process struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr *tailBuffer
-	grace  time.Duration
+	child *external.Child
 
-	writeMu sync.Mutex
 	mu      sync.Mutex
 	nextID  int
 	pending map[string]chan Line // control responses awaited, by request id
 
-	lines  chan Line
-	exited chan struct{} // closed once the CLI exited and its output was read
-	err    error         // why the output ended; read after exited closes
+	lines chan Line
 }
 
 // StartProcess starts the CLI. ctx bounds only the start; [Process.Close]
 // ends the process.
 func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
-	bin := cfg.Bin
-	if bin == "" {
-		bin = "claude"
-	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCLINotFound, bin, err)
-	}
-	args := append([]string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}, cfg.Args...)
-	cmd := exec.Command(path, args...)
-	cmd.Dir = cfg.Dir
-	cmd.Env = cfg.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its children are reaped with it
-	p := &Process{cmd: cmd, stderr: &tailBuffer{limit: stderrLimit}, grace: cmp.Or(cfg.CloseGrace, DefaultCloseGrace), pending: map[string]chan Line{},
-		lines: make(chan Line, 64), exited: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("claude: %w", err)
-	}
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("claude: %w", err)
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrCLINotFound, path, err)
-		}
-		return nil, fmt.Errorf("claude: start %s: %w", path, err)
+	p := &Process{pending: map[string]chan Line{}, lines: make(chan Line, 64)}
+	child, err := external.StartChild(external.ChildConfig{
+		Bin:        cmp.Or(cfg.Bin, "claude"),
+		Args:       append([]string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}, cfg.Args...),
+		Dir:        cfg.Dir,
+		Env:        cfg.Env,
+		CloseGrace: cfg.CloseGrace,
+		NotFound:   ErrCLINotFound,
+		Exited:     ErrExited,
+		OnLine:     p.take,
+		OnExit:     p.ended,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claude: %w", err)
 	}
-	go p.read(stdout)
+	p.child = child
 	return p, nil
 }
 
-// read passes the CLI's output lines on until it ends, then reaps it.
-func (p *Process) read(stdout io.Reader) {
-	scanner := bufio.NewScanner(stdout)
-	scanner.Buffer(make([]byte, 64<<10), 64<<20)
-	var readErr error
-	for scanner.Scan() {
-		if len(strings.TrimSpace(scanner.Text())) == 0 {
-			continue
-		}
-		line, err := ParseLine(scanner.Bytes())
-		if err != nil {
-			// A line the CLI garbled is reported and skipped; the turn
-			// goes on.
-			line = Line{Type: "invalid", Error: err.Error(), Raw: append(json.RawMessage(nil), scanner.Bytes()...)}
-		}
-		if line.Type == LineControlResponse && p.deliver(line) {
-			continue
-		}
-		p.lines <- line
+// take routes one output line: a control response to the request awaiting
+// it, anything else to the turn being read. A line the CLI garbled is
+// passed on as Type "invalid"; the turn goes on.
+func (p *Process) take(data []byte) {
+	line, err := ParseLine(data)
+	if err != nil {
+		line = Line{Type: "invalid", Error: err.Error(), Raw: append(json.RawMessage(nil), data...)}
 	}
-	readErr = scanner.Err()
-	waitErr := p.cmd.Wait()
-	p.err = p.exitError(errors.Join(readErr, waitErr))
+	if line.Type == LineControlResponse && p.deliver(line) {
+		return
+	}
+	p.lines <- line
+}
+
+// ended closes the turn and fails the control requests still awaited.
+func (p *Process) ended(error) {
 	close(p.lines)
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	for id, ch := range p.pending {
 		close(ch)
 		delete(p.pending, id)
 	}
-	p.mu.Unlock()
-	close(p.exited)
-}
-
-// exitError describes how the CLI ended, with the end of its stderr.
-func (p *Process) exitError(err error) error {
-	detail := strings.TrimSpace(p.stderr.String())
-	if detail != "" {
-		detail = ": " + detail
-	}
-	if err == nil {
-		return fmt.Errorf("%w (status 0)%s", ErrExited, detail)
-	}
-	return fmt.Errorf("%w: %w%s", ErrExited, err, detail)
 }
 
 // deliver hands a control response to the request awaiting it.
@@ -178,14 +129,8 @@ func (p *Process) deliver(line Line) bool {
 
 // write sends one JSON line to the CLI.
 func (p *Process) write(value any) error {
-	data, err := json.Marshal(value)
-	if err != nil {
+	if err := p.child.WriteJSON(value); err != nil {
 		return fmt.Errorf("claude: %w", err)
-	}
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
-	if _, err := p.stdin.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("claude: write to the CLI: %w", err)
 	}
 	return nil
 }
@@ -223,8 +168,7 @@ func (p *Process) Control(ctx context.Context, subtype string, fields map[string
 		return nil, ctx.Err()
 	case line, ok := <-ch:
 		if !ok {
-			<-p.exited
-			return nil, p.err
+			return nil, p.child.Err()
 		}
 		var response struct {
 			Subtype   string          `json:"subtype"`
@@ -289,8 +233,7 @@ func (p *Process) Turn(ctx context.Context) iter.Seq2[Line, error] {
 				return
 			case line, ok := <-p.lines:
 				if !ok {
-					<-p.exited
-					yield(Line{}, p.err)
+					yield(Line{}, p.child.Err())
 					return
 				}
 				if !yield(line, nil) || line.IsResult() {
@@ -305,52 +248,15 @@ func (p *Process) Turn(ctx context.Context) iter.Seq2[Line, error] {
 // after a grace period its whole process group is killed. It waits until
 // the process is reaped.
 func (p *Process) Close() error {
-	p.writeMu.Lock()
-	_ = p.stdin.Close()
-	p.writeMu.Unlock()
-	select {
-	case <-p.exited:
-	case <-time.After(p.grace):
-		p.Kill()
-		<-p.exited
-	}
-	// Drain what nobody read, so the reader could finish.
+	p.child.Close()
+	// Drain what nobody read.
 	for range p.lines {
 	}
 	return nil
 }
 
 // Kill kills the CLI's process group at once.
-func (p *Process) Kill() {
-	if p.cmd.Process != nil {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	}
-}
+func (p *Process) Kill() { p.child.Kill() }
 
 // Exited is closed once the CLI has exited.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
-
-// tailBuffer keeps the last limit bytes written to it.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	data  []byte
-}
-
-// Write implements io.Writer.
-func (b *tailBuffer) Write(data []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.data = append(b.data, data...)
-	if len(b.data) > b.limit {
-		b.data = append([]byte(nil), b.data[len(b.data)-b.limit:]...)
-	}
-	return len(data), nil
-}
-
-// String returns what is kept.
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.data)
-}
+func (p *Process) Exited() <-chan struct{} { return p.child.Exited() }

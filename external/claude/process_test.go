@@ -18,6 +18,7 @@ import (
 
 	"github.com/agnogo/agnogo/external/claude"
 	"github.com/agnogo/agnogo/internal/fakeanthropic"
+	"github.com/agnogo/agnogo/internal/testcli"
 )
 
 // fakeEnv names the mode of the fake CLI this test binary plays when
@@ -217,20 +218,11 @@ func TestProcessCLINotFound(t *testing.T) {
 // (AGNOGO_CLAUDE_BIN) against the fake Messages API: initialize, a Bash
 // call, its output in the result, then a clean close.
 func TestProcessDrivesTheRealCLI(t *testing.T) {
-	bin := os.Getenv("AGNOGO_CLAUDE_BIN")
-	switch {
-	case bin == "" && os.Getenv("CI") == "true":
-		t.Fatal("AGNOGO_CLAUDE_BIN is not set; .ci/run installs Claude Code and sets it")
-	case bin == "":
-		t.Skip("SKIPPED: AGNOGO_CLAUDE_BIN is not set; install @anthropic-ai/claude-code-linux-x64@2.1.332 and point it at the claude binary")
-	}
+	bin := testcli.ClaudeBin(t)
 	api := fakeanthropic.New(t)
 	api.Directed()
 	p, err := claude.StartProcess(t.Context(), claude.ProcessConfig{Bin: bin, Dir: t.TempDir(),
-		Args: []string{"--permission-mode=bypassPermissions"},
-		Env: append(os.Environ(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=dummy",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-			"DISABLE_AUTOUPDATER=1", "CLAUDE_CONFIG_DIR="+t.TempDir(), "IS_SANDBOX=1")})
+		Args: []string{"--permission-mode=bypassPermissions"}, Env: testcli.ClaudeEnv(api.URL, t.TempDir())})
 	require.NoError(t, err)
 	defer p.Close()
 	info, err := p.Initialize(t.Context())

@@ -1,21 +1,16 @@
 package codex
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
-	"os"
-	"os/exec"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/agnogo/agnogo/external"
 )
 
 // ErrCLINotFound: the codex binary is not where the agent was told, nor on
@@ -27,10 +22,7 @@ var ErrExited = errors.New("codex app-server exited")
 
 // DefaultCloseGrace is how long [Server.Close] waits for the app-server to
 // exit after its input closed, before killing its process group.
-const DefaultCloseGrace = 5 * time.Second
-
-// stderrLimit bounds the stderr kept for error messages.
-const stderrLimit = 8 << 10
+const DefaultCloseGrace = external.DefaultCloseGrace
 
 // ServerConfig starts `codex app-server`.
 type ServerConfig struct {
@@ -77,19 +69,13 @@ func (e *RPCError) Error() string {
 // standard input and output (one JSON object per line, no "jsonrpc"
 // field). Its methods are safe for concurrent use.
 type Server struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr *tailBuffer
-	grace  time.Duration
+	child *external.Child
 
-	writeMu sync.Mutex
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]chan reply
 
 	messages chan Message
-	exited   chan struct{}
-	err      error // read after exited closes
 }
 
 // reply is the answer to one call.
@@ -100,85 +86,61 @@ type reply struct {
 
 // StartServer starts `codex app-server`. ctx bounds only the start.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
-	bin := cmp.Or(cfg.Bin, "codex")
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCLINotFound, bin, err)
-	}
-	cmd := exec.Command(path, append([]string{"app-server"}, cfg.Args...)...)
-	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &Server{cmd: cmd, stderr: &tailBuffer{limit: stderrLimit}, grace: cmp.Or(cfg.CloseGrace, DefaultCloseGrace),
-		pending: map[int64]chan reply{}, messages: make(chan Message, 256), exited: make(chan struct{})}
-	cmd.Stderr = s.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("codex: %w", err)
-	}
-	if s.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("codex: %w", err)
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrCLINotFound, path, err)
-		}
-		return nil, fmt.Errorf("codex: start %s: %w", path, err)
+	s := &Server{pending: map[int64]chan reply{}, messages: make(chan Message, 256)}
+	child, err := external.StartChild(external.ChildConfig{
+		Bin:        cmp.Or(cfg.Bin, "codex"),
+		Args:       append([]string{"app-server"}, cfg.Args...),
+		Dir:        cfg.Dir,
+		Env:        cfg.Env,
+		CloseGrace: cfg.CloseGrace,
+		NotFound:   ErrCLINotFound,
+		Exited:     ErrExited,
+		OnLine:     s.take,
+		OnExit:     s.ended,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("codex: %w", err)
 	}
-	go s.read(stdout)
+	s.child = child
 	return s, nil
 }
 
-// read routes the app-server's lines: answers to the calls awaiting them,
-// everything else to Messages.
-func (s *Server) read(stdout io.Reader) {
-	scanner := bufio.NewScanner(stdout)
-	scanner.Buffer(make([]byte, 64<<10), 64<<20)
-	for scanner.Scan() {
-		data := bytes.TrimSpace(scanner.Bytes())
-		if len(data) == 0 {
-			continue
-		}
-		var envelope struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *RPCError       `json:"error"`
-		}
-		if err := json.Unmarshal(data, &envelope); err != nil {
-			s.messages <- Message{Method: "invalid", Params: mustJSON(map[string]string{"error": err.Error(), "line": clip(data)})}
-			continue
-		}
-		if envelope.Method == "" && len(envelope.ID) > 0 {
-			var id int64
-			if json.Unmarshal(envelope.ID, &id) == nil {
-				s.answer(id, reply{result: envelope.Result, err: envelope.Error})
-			}
-			continue
-		}
-		s.messages <- Message{ID: envelope.ID, Method: envelope.Method, Params: envelope.Params}
+// take routes one line of the app-server: an answer to the call awaiting
+// it, anything else to Messages.
+func (s *Server) take(data []byte) {
+	var envelope struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  *RPCError       `json:"error"`
 	}
-	waitErr := s.cmd.Wait()
-	detail := strings.TrimSpace(s.stderr.String())
-	if detail != "" {
-		detail = ": " + detail
+	if err := json.Unmarshal(data, &envelope); err != nil {
+		s.messages <- Message{Method: "invalid", Params: mustJSON(map[string]string{"error": err.Error(), "line": external.Clip(data)})}
+		return
 	}
-	if waitErr == nil {
-		s.err = fmt.Errorf("%w (status 0)%s", ErrExited, detail)
-	} else {
-		s.err = fmt.Errorf("%w: %w%s", ErrExited, waitErr, detail)
+	if envelope.Method == "" && len(envelope.ID) > 0 {
+		var id int64
+		if json.Unmarshal(envelope.ID, &id) == nil {
+			s.answer(id, reply{result: envelope.Result, err: envelope.Error})
+		}
+		return
 	}
+	s.messages <- Message{ID: envelope.ID, Method: envelope.Method, Params: envelope.Params}
+}
+
+// ended closes Messages and fails the calls still awaited.
+func (s *Server) ended(error) {
 	close(s.messages)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for id, ch := range s.pending {
 		close(ch)
 		delete(s.pending, id)
 	}
-	s.mu.Unlock()
-	close(s.exited)
 }
 
 // answer hands a call its reply.
@@ -194,14 +156,8 @@ func (s *Server) answer(id int64, r reply) {
 
 // write sends one JSON line.
 func (s *Server) write(value any) error {
-	data, err := json.Marshal(value)
-	if err != nil {
+	if err := s.child.WriteJSON(value); err != nil {
 		return fmt.Errorf("codex: %w", err)
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if _, err := s.stdin.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("codex: write to the app-server: %w", err)
 	}
 	return nil
 }
@@ -229,8 +185,7 @@ func (s *Server) Call(ctx context.Context, method string, params any) (json.RawM
 		return nil, ctx.Err()
 	case r, ok := <-ch:
 		if !ok {
-			<-s.exited
-			return nil, s.err
+			return nil, s.child.Err()
 		}
 		if r.err != nil {
 			r.err.Method = method
@@ -285,8 +240,7 @@ func (s *Server) Messages(ctx context.Context, stop func(Message) bool) iter.Seq
 				return
 			case m, ok := <-s.messages:
 				if !ok {
-					<-s.exited
-					yield(Message{}, s.err)
+					yield(Message{}, s.child.Err())
 					return
 				}
 				if !yield(m, nil) || (stop != nil && stop(m)) {
@@ -300,60 +254,17 @@ func (s *Server) Messages(ctx context.Context, stop func(Message) bool) iter.Seq
 // Close closes the app-server's input, waits up to the grace period for it
 // to exit, then kills its process group; it returns once it is reaped.
 func (s *Server) Close() error {
-	s.writeMu.Lock()
-	_ = s.stdin.Close()
-	s.writeMu.Unlock()
-	select {
-	case <-s.exited:
-	case <-time.After(s.grace):
-		if s.cmd.Process != nil {
-			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		}
-		<-s.exited
-	}
+	s.child.Close()
 	for range s.messages {
 	}
 	return nil
 }
 
 // Exited is closed once the app-server has exited.
-func (s *Server) Exited() <-chan struct{} { return s.exited }
+func (s *Server) Exited() <-chan struct{} { return s.child.Exited() }
 
 // mustJSON encodes a value that always encodes.
 func mustJSON(v any) json.RawMessage {
 	data, _ := json.Marshal(v)
 	return data
-}
-
-// clip shortens a line for a message.
-func clip(data []byte) string {
-	if len(data) > 200 {
-		return string(data[:200]) + "…"
-	}
-	return string(data)
-}
-
-// tailBuffer keeps the last limit bytes written to it.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	data  []byte
-}
-
-// Write implements io.Writer.
-func (b *tailBuffer) Write(data []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.data = append(b.data, data...)
-	if len(b.data) > b.limit {
-		b.data = append([]byte(nil), b.data[len(b.data)-b.limit:]...)
-	}
-	return len(data), nil
-}
-
-// String returns what is kept.
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.data)
 }

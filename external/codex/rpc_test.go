@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agnogo/agnogo/external/codex"
 	"github.com/agnogo/agnogo/internal/fakeopenai"
+	"github.com/agnogo/agnogo/internal/testcli"
 )
 
 // fakeEnv names the mode of the fake app-server this test binary plays
@@ -137,35 +137,11 @@ func TestServerCLINotFound(t *testing.T) {
 // TestServerDrivesTheRealCLI runs one turn of the real `codex app-server`
 // (AGNOGO_CODEX_BIN) against the fake Responses API.
 func TestServerDrivesTheRealCLI(t *testing.T) {
-	bin := os.Getenv("AGNOGO_CODEX_BIN")
-	switch {
-	case bin == "" && os.Getenv("CI") == "true":
-		t.Fatal("AGNOGO_CODEX_BIN is not set; .ci/run installs Codex and sets it")
-	case bin == "":
-		t.Skip("SKIPPED: AGNOGO_CODEX_BIN is not set; install @openai/codex-linux-x64 0.171.0 and point it at the codex binary")
-	}
+	bin := testcli.CodexBin(t)
 	api := fakeopenai.New(t)
 	api.Enqueue(fakeopenai.Text("hello from the fake model"))
-	home := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake"
-base_url = "%s"
-wire_api = "responses"
-env_key = "FAKE_OPENAI_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-[features]
-plugins = false
-`, api.URL)), 0o600))
 	work := t.TempDir()
-	s, err := codex.StartServer(t.Context(), codex.ServerConfig{Bin: bin, Dir: work,
-		Env: append(os.Environ(), "CODEX_HOME="+home, "FAKE_OPENAI_KEY=dummy")})
+	s, err := codex.StartServer(t.Context(), codex.ServerConfig{Bin: bin, Dir: work, Env: testcli.CodexEnv(t, api.URL)})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

@@ -3,7 +3,6 @@ package fakeanthropic_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/internal/fakeanthropic"
+	"github.com/agnogo/agnogo/internal/testcli"
 )
 
 // reply decodes a non-streaming answer.
@@ -83,21 +83,13 @@ func TestDirectedSleep(t *testing.T) {
 // named by AGNOGO_CLAUDE_BIN) against the fake: a Bash call runs and its
 // output comes back in the answer.
 func TestDirectedDrivesClaudeCode(t *testing.T) {
-	bin := os.Getenv("AGNOGO_CLAUDE_BIN")
-	switch {
-	case bin == "" && os.Getenv("CI") == "true":
-		t.Fatal("AGNOGO_CLAUDE_BIN is not set; .ci/run installs Claude Code and sets it")
-	case bin == "":
-		t.Skip("SKIPPED: AGNOGO_CLAUDE_BIN is not set; install @anthropic-ai/claude-code-linux-x64@2.1.332 and point it at the claude binary")
-	}
+	bin := testcli.ClaudeBin(t)
 	srv := fakeanthropic.New(t)
 	srv.Directed()
 	cmd := exec.CommandContext(t.Context(), bin, "-p", "run it [[bash:echo hello-from-bash]]",
 		"--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=dummy",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-		"DISABLE_AUTOUPDATER=1", "CLAUDE_CONFIG_DIR="+t.TempDir(), "IS_SANDBOX=1")
+	cmd.Env = testcli.ClaudeEnv(srv.URL, t.TempDir())
 	out, err := cmd.Output()
 	require.NoError(t, err, "%s", out)
 	var result map[string]any

@@ -30,24 +30,9 @@ func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storag
 // sessionWrite validates and encodes a session and returns the statement
 // that writes it inside a transaction.
 func (s *Store) sessionWrite(in *storage.Session) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
-	if in == nil || in.SessionID == "" {
-		return nil, storage.Invalidf("session_id is required")
-	}
-	sessionType := in.SessionType
-	if sessionType == "" {
-		sessionType = storage.SessionTypeAgent
-	}
-	if !sessionType.Valid() {
-		return nil, storage.Invalidf("session_type %q: want agent, team or workflow", in.SessionType)
-	}
-	docs, err := marshalAll(in.SessionData, in.AgentData, in.TeamData, in.WorkflowData, in.Metadata, in.Summary)
+	args, err := s.sessionArgs(in, "upsert")
 	if err != nil {
-		return nil, fmt.Errorf("upsert session %s: %w", in.SessionID, err)
-	}
-	now := s.nowSeconds()
-	createdAt := in.CreatedAt
-	if createdAt == 0 {
-		createdAt = now
+		return nil, err
 	}
 	// The conflict branch only fires for the same user (or an unscoped
 	// write, which keeps the stored owner); RETURNING then yields no row and
@@ -62,9 +47,34 @@ ON CONFLICT (session_id) DO UPDATE SET
 WHERE excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id
 RETURNING %[2]s`, s.tables.sessions, sessionColumns, s.clearLegacyRuns())
 	return func(ctx context.Context, tx Conn) (*storage.Session, error) {
-		return scanSession(tx.QueryRow(ctx, query, in.SessionID, string(sessionType), nullable(in.AgentID), nullable(in.TeamID),
-			nullable(in.WorkflowID), nullable(in.UserID), docs[0], docs[1], docs[2], docs[3], docs[4], docs[5], createdAt, now))
+		return scanSession(tx.QueryRow(ctx, query, args...))
 	}, nil
+}
+
+// sessionArgs validates and encodes a session as the values of its row,
+// in sessionColumns order; verb names the write in an encoding error.
+func (s *Store) sessionArgs(in *storage.Session, verb string) ([]any, error) {
+	if in == nil || in.SessionID == "" {
+		return nil, storage.Invalidf("session_id is required")
+	}
+	sessionType := in.SessionType
+	if sessionType == "" {
+		sessionType = storage.SessionTypeAgent
+	}
+	if !sessionType.Valid() {
+		return nil, storage.Invalidf("session_type %q: want agent, team or workflow", in.SessionType)
+	}
+	docs, err := marshalAll(in.SessionData, in.AgentData, in.TeamData, in.WorkflowData, in.Metadata, in.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("%s session %s: %w", verb, in.SessionID, err)
+	}
+	now := s.nowSeconds()
+	createdAt := in.CreatedAt
+	if createdAt == 0 {
+		createdAt = now
+	}
+	return []any{in.SessionID, string(sessionType), nullable(in.AgentID), nullable(in.TeamID), nullable(in.WorkflowID),
+		nullable(in.UserID), docs[0], docs[1], docs[2], docs[3], docs[4], docs[5], createdAt, now}, nil
 }
 
 // sessionWriteErr turns a session write's error into the store's.

@@ -50,33 +50,16 @@ func (s *Store) StartRunIn(ctx context.Context, tx Conn, session *storage.Sessio
 // that inserts it inside a transaction unless a session with its id exists;
 // the statement reports whether it inserted, and the new row's owner.
 func (s *Store) sessionInsert(in *storage.Session) (func(ctx context.Context, tx Conn) (owner string, created bool, err error), error) {
-	if in == nil || in.SessionID == "" {
-		return nil, storage.Invalidf("session_id is required")
-	}
-	sessionType := in.SessionType
-	if sessionType == "" {
-		sessionType = storage.SessionTypeAgent
-	}
-	if !sessionType.Valid() {
-		return nil, storage.Invalidf("session_type %q: want agent, team or workflow", in.SessionType)
-	}
-	docs, err := marshalAll(in.SessionData, in.AgentData, in.TeamData, in.WorkflowData, in.Metadata, in.Summary)
+	args, err := s.sessionArgs(in, "create")
 	if err != nil {
-		return nil, fmt.Errorf("create session %s: %w", in.SessionID, err)
-	}
-	now := s.nowSeconds()
-	createdAt := in.CreatedAt
-	if createdAt == 0 {
-		createdAt = now
+		return nil, err
 	}
 	query := fmt.Sprintf(`INSERT INTO %s (%s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (session_id) DO NOTHING
 RETURNING user_id`, s.tables.sessions, sessionColumns)
 	return func(ctx context.Context, tx Conn) (string, bool, error) {
 		var owner string
-		err := tx.QueryRow(ctx, query, in.SessionID, string(sessionType), nullable(in.AgentID), nullable(in.TeamID),
-			nullable(in.WorkflowID), nullable(in.UserID), docs[0], docs[1], docs[2], docs[3], docs[4], docs[5], createdAt, now).
-			Scan(nullString{&owner})
+		err := tx.QueryRow(ctx, query, args...).Scan(nullString{&owner})
 		switch {
 		case errors.Is(err, ErrNoRows):
 			return "", false, nil // the session exists
