@@ -152,7 +152,7 @@ func (a *Agent) save(ctx context.Context, st *runState) error {
 	}
 	session := st.session
 	if st.out.Status == run.StatusCompleted {
-		accumulateSessionMetrics(session, st.out.Metrics)
+		session.AddRunMetrics(st.out.Metrics)
 	}
 	stored, _, err := store.SaveRun(ctx, session, storage.RunRecord{SessionID: session.SessionID, UserID: st.out.UserID, Run: st.out})
 	if err != nil {
@@ -167,21 +167,4 @@ func (a *Agent) save(ctx context.Context, st *runState) error {
 func (a *Agent) saveRunning(ctx context.Context, st *runState) error {
 	st.out.Messages = st.ownMessages()
 	return a.save(ctx, st)
-}
-
-// accumulateSessionMetrics adds a completed run's metrics to
-// session_data["session_metrics"].
-func accumulateSessionMetrics(session *storage.Session, metrics *run.RunMetrics) {
-	if session.SessionData == nil {
-		session.SessionData = map[string]any{}
-	}
-	var total run.SessionMetrics
-	switch stored := session.SessionData["session_metrics"].(type) {
-	case *run.SessionMetrics:
-		total = *stored
-	case map[string]any:
-		_ = remarshal(stored, &total) // an unreadable record starts over rather than failing the run
-	}
-	total.AccumulateFromRun(metrics)
-	session.SessionData["session_metrics"] = &total
 }

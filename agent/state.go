@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -126,19 +125,5 @@ func (a *Agent) loadSession(ctx context.Context, sessionID, userID string) (*sto
 	if a.cfg.Store == nil {
 		return fresh, nil
 	}
-	session, err := a.cfg.Store.GetSession(ctx, sessionID, storage.GetSessionOptions{UserID: userID})
-	if errors.Is(err, storage.ErrNotFound) {
-		if userID == "" {
-			return fresh, nil
-		}
-		// The id may belong to another user: refuse rather than overwrite.
-		if _, err := a.cfg.Store.GetSession(ctx, sessionID, storage.GetSessionOptions{}); err == nil {
-			return nil, fmt.Errorf("session %s: %w", sessionID, storage.ErrNotFound)
-		}
-		return fresh, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", sessionID, err)
-	}
-	return session, nil
+	return storage.OpenSession(ctx, a.cfg.Store, fresh)
 }

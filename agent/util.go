@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"time"
 	"unicode"
@@ -58,13 +57,4 @@ func slug(name string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "-")
-}
-
-// remarshal converts a decoded JSON value into a typed one.
-func remarshal(from any, into any) error {
-	data, err := json.Marshal(from)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
 }

@@ -37,6 +37,12 @@ func (o *OS) startBackground(w http.ResponseWriter, r *http.Request, runner run.
 		writeError(w, http.StatusBadRequest, "background runs need a database to record them in; configure a db, or send background=false")
 		return
 	}
+	if admitter, ok := runner.(run.Admitter); ok {
+		if err := admitter.Admit(r.Context(), in, o.cfg.Queue != nil); err != nil {
+			o.writeRunError(w, r, err)
+			return
+		}
+	}
 	if o.cfg.Queue != nil {
 		o.startDurable(w, r, runner, in, stream)
 		return

@@ -133,6 +133,11 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 	defer func() { o.finishLogged(last, run.StatusCancelled) }()
 	for event, err := range events(ctx) {
 		if err != nil {
+			var busy *run.SessionBusyError
+			if sse == nil && errors.As(err, &busy) {
+				writeBusyEvent(w, busy, runID, meta.sessionID, meta.agentID)
+				return
+			}
 			if sse == nil {
 				o.writeRunError(w, r, err)
 				return
@@ -167,7 +172,13 @@ func (o *OS) finishLogged(last run.Event, fallback run.Status) {
 
 // writeRunError answers a run that could not start.
 func (o *OS) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
+	var busy *run.SessionBusyError
 	switch {
+	case errors.As(err, &busy):
+		writeJSON(w, http.StatusConflict, busyBody{errorBody: errorBody{Detail: busy.Error(), ErrorID: run.ErrorTypeSessionBusy,
+			ErrorType: run.ErrorTypeSessionBusy}, RunID: busy.RunID})
+	case errors.Is(err, run.ErrUnsupportedMedia):
+		writeJSON(w, http.StatusBadRequest, errorBody{Detail: err.Error(), ErrorID: "unsupported_media", ErrorType: "unsupported_media"})
 	case errors.Is(err, run.ErrRunNotFound), errors.Is(err, storage.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, run.ErrNotContinuable):
@@ -178,6 +189,21 @@ func (o *OS) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		o.writeStoreError(w, r, err)
 	}
+}
+
+// busyBody is the 409 of a turn refused because its session is busy.
+type busyBody struct {
+	errorBody
+	RunID string `json:"run_id"`
+}
+
+// writeBusyEvent answers a streaming request refused because its session
+// is busy: one RunError event and nothing else.
+func writeBusyEvent(w http.ResponseWriter, busy *run.SessionBusyError, runID, sessionID, agentID string) {
+	sse := startSSE(w)
+	_ = sse.event(&run.RunError{BaseEvent: run.BaseEvent{RunID: runID, SessionID: sessionID, AgentID: agentID},
+		Content: busy.Error(), ErrorType: run.ErrorTypeSessionBusy, ErrorID: run.ErrorTypeSessionBusy,
+		AdditionalData: map[string]any{"run_id": busy.RunID}})
 }
 
 // collect runs a stream to its end and returns the stored run, for runners

@@ -36,6 +36,13 @@ var permanentErrorTypes = map[string]bool{
 	"bad_request":             true,
 	"context_window_exceeded": true,
 	"content_policy":          true,
+	// External agents' harnesses refuse these for good.
+	"billing_error": true,
+	"max_turns":     true,
+	"max_budget":    true,
+	"cli_not_found": true,
+	"session_busy":  true,
+	"not_resumable": true,
 }
 
 // permanentError reports whether a run that could not start never will:

@@ -248,6 +248,8 @@ func (q *Queue) segment(runCtx context.Context, jr *journal, retryable bool, sta
 		ctx = run.WithFailureDeferred(ctx)
 	}
 	end := ending{deferred: retryable}
+	// The queue runs one run per session at a time (its partition key).
+	ctx = run.WithQueued(ctx)
 	for event, err := range start(run.WithJournal(ctx, jr)) {
 		if err != nil {
 			end.err, end.interrupted = err, errors.Is(err, run.ErrInterrupted)

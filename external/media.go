@@ -19,7 +19,7 @@ import (
 // ErrUnsupportedMedia: an attachment an external agent cannot take — audio
 // or video, or a file that cannot be staged safely. Nothing was started and
 // nothing is left on disk. AgentOS answers it with HTTP 400.
-var ErrUnsupportedMedia = errors.New("unsupported media")
+var ErrUnsupportedMedia = run.ErrUnsupportedMedia
 
 // UploadsDir is where a run's attachments are staged, below the agent's
 // working directory: <cwd>/.agnogo/uploads/<run_id>/.

@@ -2,7 +2,6 @@ package external
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,28 +9,6 @@ import (
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
-
-// ErrSessionBusy: the session already has a turn in flight. Match it with
-// errors.Is; the error is a [*SessionBusyError] naming the blocking run.
-var ErrSessionBusy = errors.New("session busy")
-
-// SessionBusyError refuses a second turn on a session whose turn is in
-// flight — in this process, or per the runs table on another replica.
-// AgentOS answers it with HTTP 409 (error_type session_busy), or as the
-// single RunError of a stream.
-type SessionBusyError struct {
-	SessionID string
-	// RunID is the run in flight.
-	RunID string
-}
-
-// Error implements error.
-func (e *SessionBusyError) Error() string {
-	return fmt.Sprintf("Session %s already has run %s in progress", e.SessionID, e.RunID)
-}
-
-// Is makes errors.Is(err, ErrSessionBusy) match.
-func (e *SessionBusyError) Is(target error) bool { return target == ErrSessionBusy }
 
 // DefaultStaleAfter is how long a RUNNING row may go without an update
 // before a busy check takes it for the leftover of a crashed process.
@@ -82,13 +59,13 @@ type BeginOptions struct {
 }
 
 // Begin claims sessionID for runID's turn, or returns a
-// [*SessionBusyError] naming the run in flight. Call the returned function
+// [*run.SessionBusyError] naming the run in flight. Call the returned function
 // when the turn ends, whatever its outcome, to free the session.
 func (t *Turns) Begin(ctx context.Context, sessionID, runID string, opts BeginOptions) (func(), error) {
 	t.mu.Lock()
 	if other, busy := t.inFlight[sessionID]; busy && other != runID {
 		t.mu.Unlock()
-		return nil, &SessionBusyError{SessionID: sessionID, RunID: other}
+		return nil, &run.SessionBusyError{SessionID: sessionID, RunID: other}
 	}
 	t.mu.Unlock()
 	if t.store != nil {
@@ -97,13 +74,13 @@ func (t *Turns) Begin(ctx context.Context, sessionID, runID string, opts BeginOp
 			return nil, err
 		}
 		if other != "" {
-			return nil, &SessionBusyError{SessionID: sessionID, RunID: other}
+			return nil, &run.SessionBusyError{SessionID: sessionID, RunID: other}
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if other, busy := t.inFlight[sessionID]; busy && other != runID {
-		return nil, &SessionBusyError{SessionID: sessionID, RunID: other}
+		return nil, &run.SessionBusyError{SessionID: sessionID, RunID: other}
 	}
 	t.inFlight[sessionID] = runID
 	var once sync.Once

@@ -19,8 +19,8 @@ func TestTurnsOnePerSessionInProcess(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = turns.Begin(t.Context(), "s1", "r2", external.BeginOptions{})
-	require.ErrorIs(t, err, external.ErrSessionBusy)
-	var busy *external.SessionBusyError
+	require.ErrorIs(t, err, run.ErrSessionBusy)
+	var busy *run.SessionBusyError
 	require.ErrorAs(t, err, &busy)
 	require.Equal(t, "r1", busy.RunID)
 	require.Equal(t, "Session s1 already has run r1 in progress", err.Error())
@@ -60,14 +60,14 @@ func TestTurnsSeeRunsOfOtherReplicas(t *testing.T) {
 
 	saveRun(t, store, "elsewhere", run.StatusRunning)
 	_, err = turns.Begin(t.Context(), "s", "mine", external.BeginOptions{})
-	var busy *external.SessionBusyError
+	var busy *run.SessionBusyError
 	require.ErrorAs(t, err, &busy, "a RUNNING row written by another replica")
 	require.Equal(t, "elsewhere", busy.RunID)
 
 	saveRun(t, store, "elsewhere", run.StatusCompleted)
 	saveRun(t, store, "queued", run.StatusPending)
 	_, err = turns.Begin(t.Context(), "s", "mine", external.BeginOptions{})
-	require.ErrorIs(t, err, external.ErrSessionBusy, "a PENDING run is in flight too")
+	require.ErrorIs(t, err, run.ErrSessionBusy, "a PENDING run is in flight too")
 	release, err = turns.Begin(t.Context(), "s", "mine", external.BeginOptions{QueuedBehind: true})
 	require.NoError(t, err, "runs queued behind an elected run do not block it")
 	release()

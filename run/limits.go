@@ -51,3 +51,21 @@ func FailureDeferred(ctx context.Context) bool {
 	deferred, _ := ctx.Value(failureDeferredKey{}).(bool)
 	return deferred
 }
+
+// queuedKey marks a context whose run a queue elected among its session's
+// runs.
+type queuedKey struct{}
+
+// WithQueued tells a runner that a queue which runs one run per session at
+// a time elected this run: the session's other PENDING runs wait behind it
+// and do not make the session busy, and a turn found busy (one running
+// outside the queue) is waited for rather than refused.
+func WithQueued(ctx context.Context) context.Context {
+	return context.WithValue(ctx, queuedKey{}, true)
+}
+
+// Queued reports whether ctx came from [WithQueued].
+func Queued(ctx context.Context) bool {
+	queued, _ := ctx.Value(queuedKey{}).(bool)
+	return queued
+}

@@ -1,6 +1,13 @@
 package storage
 
-import "github.com/agnogo/agnogo/run"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agnogo/agnogo/run"
+)
 
 // SessionType is the kind of component a session belongs to.
 type SessionType string
@@ -109,4 +116,52 @@ type GetSessionOptions struct {
 	// ContextRuns, when positive, loads only the last N context runs instead
 	// of all runs (see [RunStore.ContextRuns]). It implies IncludeRuns.
 	ContextRuns int
+}
+
+// sessionMetricsKey is the session_data key that holds a session's
+// accumulated metrics.
+const sessionMetricsKey = "session_metrics"
+
+// AddRunMetrics adds a completed run's metrics to the session's
+// session_data["session_metrics"]. An unreadable stored record starts over
+// rather than failing the run.
+func (s *Session) AddRunMetrics(metrics *run.RunMetrics) {
+	if s.SessionData == nil {
+		s.SessionData = map[string]any{}
+	}
+	var total run.SessionMetrics
+	switch stored := s.SessionData[sessionMetricsKey].(type) {
+	case *run.SessionMetrics:
+		total = *stored
+	case map[string]any:
+		if data, err := json.Marshal(stored); err == nil {
+			_ = json.Unmarshal(data, &total)
+		}
+	}
+	total.AccumulateFromRun(metrics)
+	s.SessionData[sessionMetricsKey] = &total
+}
+
+// OpenSession reads a run's session from store, or returns fresh when the
+// session does not exist yet (or store is nil). A session id that exists
+// for another user is refused: the error wraps [ErrNotFound], so a run can
+// never overwrite someone else's session.
+func OpenSession(ctx context.Context, store SessionStore, fresh *Session) (*Session, error) {
+	if store == nil {
+		return fresh, nil
+	}
+	session, err := store.GetSession(ctx, fresh.SessionID, GetSessionOptions{UserID: fresh.UserID})
+	if errors.Is(err, ErrNotFound) {
+		if fresh.UserID == "" {
+			return fresh, nil
+		}
+		if _, err := store.GetSession(ctx, fresh.SessionID, GetSessionOptions{}); err == nil {
+			return nil, fmt.Errorf("session %s: %w", fresh.SessionID, ErrNotFound)
+		}
+		return fresh, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", fresh.SessionID, err)
+	}
+	return session, nil
 }

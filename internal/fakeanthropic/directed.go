@@ -177,10 +177,14 @@ func lastToolResults(messages []any) []string {
 				}
 			}
 		}
-		results = append(results, strings.TrimSpace(text))
+		results = append(results, strings.TrimSpace(reminder.ReplaceAllString(text, "")))
 	}
 	return results
 }
+
+// reminder matches a <system-reminder> block the CLI adds to a tool
+// result; the fake's answer leaves it out.
+var reminder = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
 
 // toolsUsedSince returns the tools the assistant called after message at.
 func toolsUsedSince(messages []any, at int) map[string]bool {

@@ -43,9 +43,19 @@ func binary(t testing.TB, variable, pkg string) string {
 // fake Messages API at apiURL, keeps its configuration and transcripts in
 // configDir, and may bypass permissions as root.
 func ClaudeEnv(apiURL, configDir string) []string {
-	return append(os.Environ(), "ANTHROPIC_BASE_URL="+apiURL, "ANTHROPIC_API_KEY=dummy",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-		"DISABLE_AUTOUPDATER=1", "CLAUDE_CONFIG_DIR="+configDir, "IS_SANDBOX=1")
+	env := os.Environ()
+	for key, value := range ClaudeVars(apiURL, configDir) {
+		env = append(env, key+"="+value)
+	}
+	return env
+}
+
+// ClaudeVars are the variables [ClaudeEnv] adds to this process's
+// environment, for a driver that takes them as a map.
+func ClaudeVars(apiURL, configDir string) map[string]string {
+	return map[string]string{"ANTHROPIC_BASE_URL": apiURL, "ANTHROPIC_API_KEY": "dummy",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+		"DISABLE_AUTOUPDATER": "1", "CLAUDE_CONFIG_DIR": configDir, "IS_SANDBOX": "1"}
 }
 
 // CodexEnv writes a CODEX_HOME whose model provider is the fake Responses

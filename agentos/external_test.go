@@ -1,0 +1,246 @@
+package agentos_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/agentos"
+	"github.com/agnogo/agnogo/external"
+	"github.com/agnogo/agnogo/external/claude"
+	"github.com/agnogo/agnogo/internal/fakeanthropic"
+	"github.com/agnogo/agnogo/internal/testcli"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/sqlite"
+)
+
+// claudeOS is an AgentOS serving a Claude Code agent ("coder") on the real
+// CLI against the fake Messages API.
+type claudeOS struct {
+	*httptest.Server
+	os *agentos.OS
+}
+
+// claudeRig holds what replicas share: the fake API, the database, the
+// working directory.
+type claudeRig struct {
+	bin   string
+	api   *fakeanthropic.Server
+	store storage.Store
+	cwd   string
+}
+
+func newClaudeRig(t *testing.T) *claudeRig {
+	t.Helper()
+	bin := testcli.ClaudeBin(t)
+	api := fakeanthropic.New(t)
+	api.Directed()
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "os.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	return &claudeRig{bin: bin, api: api, store: store, cwd: t.TempDir()}
+}
+
+// replica starts an AgentOS whose CLI has its own, empty config dir.
+func (r *claudeRig) replica(t *testing.T) *claudeOS {
+	t.Helper()
+	driver, err := claude.NewDriver(claude.Options{Bin: r.bin, Cwd: r.cwd, PermissionMode: "bypassPermissions",
+		ProjectKey: "coder", Env: testcli.ClaudeVars(r.api.URL, t.TempDir()), Transcripts: r.store})
+	require.NoError(t, err)
+	coder, err := external.New(external.Config{ID: "coder", Name: "Coder", Driver: driver, Store: r.store, Cwd: r.cwd})
+	require.NoError(t, err)
+	os, err := agentos.New(agentos.Config{Store: r.store, Runners: []run.Runner{coder}})
+	require.NoError(t, err)
+	ts := httptest.NewServer(os)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { _ = os.Shutdown(t.Context()) })
+	return &claudeOS{Server: ts, os: os}
+}
+
+func (s *claudeOS) post(t *testing.T, fields url.Values) *http.Response {
+	t.Helper()
+	resp, err := http.PostForm(s.URL+"/agents/coder/runs", fields)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func (s *claudeOS) getRun(t *testing.T, runID, sessionID string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(s.URL + "/agents/coder/runs/" + runID + "?session_id=" + sessionID)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return decode[map[string]any](t, resp)
+}
+
+// TestClaudeAgentOverHTTP is the external agent's whole story over HTTP
+// with the real claude CLI: a Bash run returns the tool's output and
+// metrics, a second turn meanwhile is refused as session_busy (JSON, SSE
+// and background), the transcript is in agno_transcripts, and a second
+// server with an empty CLI config dir continues the conversation from the
+// database.
+func TestClaudeAgentOverHTTP(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t)
+
+	resp := a.post(t, url.Values{"message": {"list it [[bash:echo tool-output-42]]"}, "session_id": {"s1"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	first := decode[map[string]any](t, resp)
+	require.Equal(t, "COMPLETED", first["status"])
+	require.Equal(t, "fake-final: tool-output-42", first["content"])
+	tools := first["tools"].([]any)
+	require.Len(t, tools, 1)
+	require.Equal(t, "Bash", tools[0].(map[string]any)["tool_name"])
+	require.Equal(t, "tool-output-42", tools[0].(map[string]any)["result"])
+	metrics := first["metrics"].(map[string]any)
+	require.Positive(t, metrics["input_tokens"])
+	require.Positive(t, metrics["output_tokens"])
+	require.Positive(t, metrics["duration"])
+	require.Equal(t, "claude-agent-sdk", first["metadata"].(map[string]any)["sdk"])
+
+	// A slow turn in flight makes the session busy.
+	slow := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.PostForm(a.URL+"/agents/coder/runs", url.Values{"message": {"think [[sleep:3]] [[text:slow done]]"}, "session_id": {"s1"}, "stream": {"false"}})
+		if err == nil {
+			slow <- resp
+		}
+		close(slow)
+	}()
+	busyRun := waitRunning(t, rig.store, "s1")
+
+	busy := a.post(t, url.Values{"message": {"me too"}, "session_id": {"s1"}, "stream": {"false"}})
+	require.Equal(t, http.StatusConflict, busy.StatusCode)
+	body := decode[map[string]any](t, busy)
+	require.Equal(t, map[string]any{"detail": "Session s1 already has run " + busyRun + " in progress",
+		"error_id": "session_busy", "error_type": "session_busy", "run_id": busyRun}, body)
+
+	streamed := a.post(t, url.Values{"message": {"me too"}, "session_id": {"s1"}, "stream": {"true"}})
+	require.Equal(t, http.StatusOK, streamed.StatusCode)
+	frames := readFrames(t, streamed.Body)
+	require.Equal(t, []string{"RunError"}, frameNames(frames), "exactly one RunError event")
+	require.Equal(t, "session_busy", frames[0].data["error_type"])
+	require.Equal(t, "session_busy", frames[0].data["error_id"])
+	require.Equal(t, map[string]any{"run_id": busyRun}, frames[0].data["additional_data"])
+
+	before := countRuns(t, rig.store, "s1")
+	background := a.post(t, url.Values{"message": {"later"}, "session_id": {"s1"}, "background": {"true"}, "stream": {"false"}})
+	require.Equal(t, http.StatusConflict, background.StatusCode)
+	require.Equal(t, before, countRuns(t, rig.store, "s1"), "no PENDING row is written for a refused background run")
+
+	slowResp := <-slow
+	require.NotNil(t, slowResp)
+	defer slowResp.Body.Close()
+	require.Equal(t, http.StatusOK, slowResp.StatusCode)
+	require.Equal(t, "slow done", decode[map[string]any](t, slowResp)["content"])
+
+	// The transcript is in the database.
+	session, err := rig.store.GetSession(t.Context(), "s1", storage.GetSessionOptions{})
+	require.NoError(t, err)
+	cliSession := session.SessionData[claude.SessionKey].(string)
+	entries, err := rig.store.ReadTranscript(t.Context(), storage.TranscriptKey{Framework: claude.Framework, ProjectKey: "coder", SessionID: cliSession}, "", 0)
+	require.NoError(t, err)
+	var transcript strings.Builder
+	for _, e := range entries {
+		transcript.Write(e.Entry)
+	}
+	require.Contains(t, transcript.String(), "tool-output-42")
+	require.Contains(t, transcript.String(), "slow done")
+
+	// A second server, its CLI config dir empty, continues from the database.
+	b := rig.replica(t)
+	resp = b.post(t, url.Values{"message": {"what did the tool print? [[text:it printed tool-output-42]]"}, "session_id": {"s1"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	require.Equal(t, "it printed tool-output-42", decode[map[string]any](t, resp)["content"])
+	requests := rig.api.Requests()
+	sent := requestMessages(requests[len(requests)-1])
+	require.Contains(t, sent, "echo tool-output-42", "the resumed CLI session sends the earlier turns")
+	require.NotContains(t, sent, "Previous conversation", "the session was resumed, not seeded")
+}
+
+// TestCancelBackgroundClaudeRun: cancelling a background run of the real
+// CLI ends it CANCELLED within a second, and the session is free again.
+func TestCancelBackgroundClaudeRun(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t)
+	resp := a.post(t, url.Values{"message": {"slowly [[sleep:20]]"}, "session_id": {"s2"}, "background": {"true"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusAccepted)
+	runID := decode[map[string]any](t, resp)["run_id"].(string)
+	waitRunning(t, rig.store, "s2")
+	time.Sleep(500 * time.Millisecond) // the CLI is waiting on the model
+
+	cancelled := time.Now()
+	cancel, err := http.PostForm(a.URL+"/agents/coder/runs/"+runID+"/cancel", url.Values{"session_id": {"s2"}})
+	require.NoError(t, err)
+	cancel.Body.Close()
+	require.Equal(t, http.StatusOK, cancel.StatusCode)
+	var status string
+	for time.Since(cancelled) < 5*time.Second {
+		status, _ = a.getRun(t, runID, "s2")["status"].(string)
+		if status == "CANCELLED" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	elapsed := time.Since(cancelled)
+	require.Equal(t, "CANCELLED", status)
+	require.Less(t, elapsed, time.Second, "cancel ends the run within a second")
+	t.Logf("cancel → CANCELLED in %v", elapsed)
+
+	next := a.post(t, url.Values{"message": {"again [[text:free]]"}, "session_id": {"s2"}, "stream": {"false"}})
+	requireStatus(t, next, http.StatusOK)
+	require.Equal(t, "free", decode[map[string]any](t, next)["content"], "a cancelled run frees the session")
+}
+
+// waitRunning waits for the session's RUNNING run and returns its id.
+func waitRunning(t *testing.T, store storage.Store, sessionID string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		recs, _, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: sessionID, Statuses: []run.Status{run.StatusRunning}})
+		require.NoError(t, err)
+		if len(recs) > 0 {
+			return recs[0].Run.RunID
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no run of session %s is RUNNING", sessionID)
+	return ""
+}
+
+// countRuns counts a session's stored runs.
+func countRuns(t *testing.T, store storage.Store, sessionID string) int {
+	t.Helper()
+	_, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: sessionID})
+	require.NoError(t, err)
+	return total
+}
+
+// requestMessages renders the messages of a request to the fake.
+func requestMessages(body map[string]any) string {
+	var b strings.Builder
+	messages, _ := body["messages"].([]any)
+	for _, m := range messages {
+		data, _ := json.Marshal(m)
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// requireStatus checks a response's status, showing its body when it is
+// another.
+func requireStatus(t *testing.T, resp *http.Response, status int) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, readAll(t, resp))
+	}
+}

@@ -1,0 +1,235 @@
+package claude
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agnogo/agnogo/storage"
+)
+
+// Framework is the transcripts' framework key, as the Claude Agent SDK
+// names itself.
+const Framework = "claude-agent-sdk"
+
+// Mirror keeps a CLI session's transcript files and the database in step:
+// after a turn, [Mirror.Save] appends the lines the CLI added to
+// agno_transcripts; before a resume, [Mirror.Restore] writes the stored
+// transcript back where the CLI reads it, so any replica — with an empty
+// config dir — can resume the session.
+type Mirror struct {
+	// Store keeps the transcripts.
+	Store storage.TranscriptStore
+	// ProjectKey groups an agent's transcripts (the agent id by default).
+	ProjectKey string
+	// ConfigDir is the CLI's config dir (CLAUDE_CONFIG_DIR).
+	ConfigDir string
+	// Cwd is the CLI's working directory, absolute.
+	Cwd string
+	// AgnoSessionID and UserID own the transcript.
+	AgnoSessionID, UserID string
+}
+
+// ProjectDir is the directory the CLI keeps a working directory's
+// sessions in: <config dir>/projects/<cwd, every character other than a
+// letter or digit replaced by "-">.
+func ProjectDir(configDir, cwd string) string {
+	encoded := strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, cwd)
+	return filepath.Join(configDir, "projects", encoded)
+}
+
+// file is the main transcript file of a CLI session.
+func (m *Mirror) file(sessionID string) string {
+	return filepath.Join(ProjectDir(m.ConfigDir, m.Cwd), sessionID+".jsonl")
+}
+
+// subagentDir holds a CLI session's subagent transcripts.
+func (m *Mirror) subagentDir(sessionID string) string {
+	return filepath.Join(ProjectDir(m.ConfigDir, m.Cwd), sessionID, "subagents")
+}
+
+func (m *Mirror) key(sessionID, subpath string) storage.TranscriptKey {
+	return storage.TranscriptKey{Framework: Framework, ProjectKey: m.ProjectKey, SessionID: sessionID, Subpath: subpath}
+}
+
+// Restore writes the stored transcript of sessionID (and its subagents')
+// to the CLI's files when the files hold less than the database. It
+// reports whether the database holds the session at all.
+func (m *Mirror) Restore(ctx context.Context, sessionID string) (bool, error) {
+	entries, err := m.Store.ReadTranscript(ctx, m.key(sessionID, ""), m.UserID, 0)
+	if err != nil {
+		return false, fmt.Errorf("read transcript %s: %w", sessionID, err)
+	}
+	if len(entries) == 0 {
+		return false, nil
+	}
+	if err := restoreFile(m.file(sessionID), entries); err != nil {
+		return true, err
+	}
+	subpaths, err := m.Store.ListTranscriptSubpaths(ctx, Framework, m.ProjectKey, sessionID, m.UserID)
+	if err != nil {
+		return true, fmt.Errorf("list subagent transcripts of %s: %w", sessionID, err)
+	}
+	for _, subpath := range subpaths {
+		name, ok := strings.CutPrefix(subpath, "subagents/")
+		if !ok || name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+			continue
+		}
+		entries, err := m.Store.ReadTranscript(ctx, m.key(sessionID, subpath), m.UserID, 0)
+		if err != nil {
+			return true, fmt.Errorf("read transcript %s/%s: %w", sessionID, subpath, err)
+		}
+		if err := restoreFile(filepath.Join(m.subagentDir(sessionID), name+".jsonl"), entries); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// restoreFile rewrites path with entries unless it already holds at least
+// as many lines.
+func restoreFile(path string, entries []storage.TranscriptEntry) error {
+	lines, err := readLines(path)
+	if err != nil {
+		return err
+	}
+	if len(lines) >= len(entries) {
+		return nil
+	}
+	var b bytes.Buffer
+	for _, e := range entries {
+		b.Write(entryLine(e.Entry))
+		b.WriteByte('\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("restore transcript: %w", err)
+	}
+	tmp := path + ".restore"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("restore transcript: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("restore transcript: %w", err)
+	}
+	return nil
+}
+
+// Save appends to the database the lines of sessionID's transcript files
+// (and its subagents') that it does not hold yet.
+func (m *Mirror) Save(ctx context.Context, sessionID string) error {
+	if err := m.saveFile(ctx, m.file(sessionID), ""); err != nil {
+		return err
+	}
+	subagents, err := os.ReadDir(m.subagentDir(sessionID))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list subagent transcripts: %w", err)
+	}
+	var errs []error
+	for _, entry := range subagents {
+		name, ok := strings.CutSuffix(entry.Name(), ".jsonl")
+		if !ok || !entry.Type().IsRegular() {
+			continue
+		}
+		errs = append(errs, m.saveFile(ctx, filepath.Join(m.subagentDir(sessionID), entry.Name()), "subagents/"+name))
+	}
+	return errors.Join(errs...)
+}
+
+// saveFile appends the new lines of one transcript file.
+func (m *Mirror) saveFile(ctx context.Context, path, subpath string) error {
+	lines, err := readLines(path)
+	if err != nil || len(lines) == 0 {
+		return err
+	}
+	sessionID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if subpath != "" {
+		sessionID = filepath.Base(filepath.Dir(filepath.Dir(path)))
+	}
+	key := m.key(sessionID, subpath)
+	stored, err := m.Store.ReadTranscript(ctx, key, m.UserID, 0)
+	if err != nil {
+		return fmt.Errorf("read transcript %s: %w", sessionID, err)
+	}
+	if len(stored) >= len(lines) {
+		return nil
+	}
+	fresh := make([]json.RawMessage, 0, len(lines)-len(stored))
+	for _, line := range lines[len(stored):] {
+		fresh = append(fresh, storedEntry(line))
+	}
+	if _, err := m.Store.AppendTranscript(ctx, key, m.AgnoSessionID, m.UserID, fresh); err != nil {
+		return fmt.Errorf("append transcript %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// readLines returns a file's non-empty lines; none when it does not exist.
+func readLines(path string) ([][]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read transcript: %w", err)
+	}
+	defer f.Close()
+	var lines [][]byte
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	for scanner.Scan() {
+		if line := bytes.TrimSpace(scanner.Bytes()); len(line) > 0 {
+			lines = append(lines, bytes.Clone(line))
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	return lines, nil
+}
+
+// unreadableKey wraps a transcript line that is not JSON, so it is stored
+// (and restored) verbatim.
+const unreadableKey = "agnogo_unreadable_line"
+
+// storedEntry is how a line is stored: as is when it is JSON, wrapped
+// otherwise.
+func storedEntry(line []byte) json.RawMessage {
+	if json.Valid(line) {
+		return line
+	}
+	wrapped, _ := json.Marshal(map[string]string{unreadableKey: string(line)})
+	return wrapped
+}
+
+// entryLine is the file line of a stored entry.
+func entryLine(entry json.RawMessage) []byte {
+	var wrapped map[string]json.RawMessage
+	if json.Unmarshal(entry, &wrapped) == nil && len(wrapped) == 1 {
+		if raw, ok := wrapped[unreadableKey]; ok {
+			var line string
+			if json.Unmarshal(raw, &line) == nil {
+				return []byte(line)
+			}
+		}
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, entry) == nil {
+		return compact.Bytes()
+	}
+	return entry
+}

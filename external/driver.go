@@ -1,0 +1,162 @@
+package external
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agnogo/agnogo/run"
+)
+
+// Driver translates one harness's protocol (the claude CLI, codex
+// app-server) for an [Agent], which owns everything else: the session, the
+// run row, one turn per session, retries, media, metrics and the terminal
+// event. A driver never emits RunStarted, RunCompleted, RunError or
+// RunCancelled.
+type Driver interface {
+	// SDK names the harness: "claude-agent-sdk" or "codex". It is the
+	// run's and the session's metadata.sdk.
+	SDK() string
+	// Model is the model id and provider runs record.
+	Model() (id, provider string)
+	// SessionKey is the session_data key under which the harness's own
+	// session (or thread) id is kept, e.g. "claude_sdk_session_id".
+	SessionKey() string
+	// Turn runs one turn. It reports the turn's content and tool events
+	// through req.Emit as they happen, keeps req.HarnessSession up to date
+	// (the id to resume next time, "" to start afresh), and returns the
+	// turn's result. On failure it returns what it has of the result with
+	// the error; see [TurnError] for how a failure is classified. When ctx
+	// ends it interrupts the harness and returns ctx's error.
+	Turn(ctx context.Context, req *TurnRequest) (*TurnResult, error)
+}
+
+// TurnRequest is one turn handed to a [Driver].
+type TurnRequest struct {
+	// RunID, SessionID and UserID name the run.
+	RunID, SessionID, UserID string
+	// Attempt numbers the attempt, from 1.
+	Attempt int
+	// Prompt is the user's message with the attachments block appended.
+	Prompt string
+	// Input is the run's input (for drivers that take images natively).
+	Input *run.Input
+	// Staging is the run's staged attachments; nil without any.
+	Staging *Staging
+	// HarnessSession is the harness's session id to resume, "" for a fresh
+	// session. The driver updates it as it learns the new id.
+	HarnessSession string
+	// Seed returns the prompt of a fresh harness session on a session that
+	// already has history: the conversation so far, then Prompt (see
+	// [SeedPrompt]). A driver calls it only when it cannot resume.
+	Seed func(ctx context.Context) (string, error)
+	// OutputSchema is the JSON Schema (an object) the answer must match;
+	// nil for a text answer.
+	OutputSchema json.RawMessage
+	// Stream is set when someone consumes the run's events as they come.
+	Stream bool
+	// Emit hands one event (RunContent, ToolCallStarted, …) to the run.
+	Emit func(run.Event)
+	// Warn records a problem that does not fail the run, such as a failed
+	// transcript mirror; it goes to metadata.warnings.
+	Warn func(run.Warning)
+}
+
+// TurnResult is what a turn produced.
+type TurnResult struct {
+	// Content is the final answer's text (for a structured answer, its JSON).
+	Content string
+	// Structured is the parsed structured answer, when an output schema
+	// was asked for.
+	Structured map[string]any
+	// ReasoningContent is the turn's reasoning, when the harness reports it.
+	ReasoningContent string
+	// Messages are the turn's assistant and tool messages, in order.
+	Messages []*run.Message
+	// Tools are the turn's tool calls.
+	Tools []*run.ToolExecution
+	// Metrics are the turn's tokens, cost and per-model details; the agent
+	// sets duration and time to first token itself.
+	Metrics *run.RunMetrics
+	// Model is the model the harness reported using, when it did.
+	Model string
+}
+
+// TurnError is a failed turn, classified. A driver returns one for the
+// failures it recognises; any other error is retried while retries remain.
+type TurnError struct {
+	// Type is the RunError's error_type, e.g. "authentication_error",
+	// "max_turns", "api_error".
+	Type string
+	// Permanent marks a failure no retry can help (authentication, billing,
+	// bad request, context window, policy, max turns, max budget, a
+	// missing CLI).
+	Permanent bool
+	// Err is the failure.
+	Err error
+}
+
+// Error implements error.
+func (e *TurnError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the failure.
+func (e *TurnError) Unwrap() error { return e.Err }
+
+// Permanent returns err classified as a failure no retry can help, with
+// errorType as its RunError error_type.
+func Permanent(errorType string, err error) error {
+	return &TurnError{Type: errorType, Permanent: true, Err: err}
+}
+
+// Transient returns err classified as a failure a retry may not meet, with
+// errorType as its RunError error_type.
+func Transient(errorType string, err error) error {
+	return &TurnError{Type: errorType, Err: err}
+}
+
+// retryable reports whether a failed turn may be tried again.
+func retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, run.ErrNotContinuable) || errors.Is(err, run.ErrInvalidInput) {
+		return false
+	}
+	var turnErr *TurnError
+	if errors.As(err, &turnErr) {
+		return !turnErr.Permanent
+	}
+	return true
+}
+
+// errorType names a failure for RunError.error_type.
+func errorType(err error) string {
+	var turnErr *TurnError
+	if errors.As(err, &turnErr) && turnErr.Type != "" {
+		return turnErr.Type
+	}
+	if errors.Is(err, run.ErrTimedOut) {
+		return "run_timeout"
+	}
+	return "run_error"
+}
+
+// checkSchema refuses an output schema an external agent cannot answer in:
+// one whose root is not an object.
+func checkSchema(schema json.RawMessage) error {
+	if len(schema) == 0 {
+		return nil
+	}
+	var root map[string]any
+	if err := json.Unmarshal(schema, &root); err != nil {
+		return fmt.Errorf("%w: output_schema must be a JSON Schema object: %w", run.ErrInvalidInput, err)
+	}
+	if t, ok := root["type"]; ok && t != "object" {
+		return fmt.Errorf("%w: output_schema must describe an object (its root type is %v); wrap the value in an object property", run.ErrInvalidInput, t)
+	}
+	if _, ok := root["type"]; !ok {
+		if _, props := root["properties"]; !props {
+			return fmt.Errorf("%w: output_schema must describe an object: give it \"type\": \"object\" and its properties", run.ErrInvalidInput)
+		}
+	}
+	return nil
+}
