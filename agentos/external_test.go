@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,12 +51,18 @@ func newClaudeRig(t *testing.T) *claudeRig {
 }
 
 // replica starts an AgentOS whose CLI has its own, empty config dir.
-func (r *claudeRig) replica(t *testing.T) *claudeOS {
+func (r *claudeRig) replica(t *testing.T, tune ...func(*claude.Options, *external.Config)) *claudeOS {
 	t.Helper()
-	driver, err := claude.NewDriver(claude.Options{Bin: r.bin, Cwd: r.cwd, PermissionMode: "bypassPermissions",
-		ProjectKey: "coder", Env: testcli.ClaudeVars(r.api.URL, t.TempDir()), Transcripts: r.store})
+	opts := claude.Options{Bin: r.bin, Cwd: r.cwd, PermissionMode: "bypassPermissions",
+		ProjectKey: "coder", Env: testcli.ClaudeVars(r.api.URL, t.TempDir()), Transcripts: r.store}
+	cfg := external.Config{ID: "coder", Name: "Coder", Store: r.store, Cwd: r.cwd}
+	for _, f := range tune {
+		f(&opts, &cfg)
+	}
+	driver, err := claude.NewDriver(opts)
 	require.NoError(t, err)
-	coder, err := external.New(external.Config{ID: "coder", Name: "Coder", Driver: driver, Store: r.store, Cwd: r.cwd})
+	cfg.Driver = driver
+	coder, err := external.New(cfg)
 	require.NoError(t, err)
 	os, err := agentos.New(agentos.Config{Store: r.store, Runners: []run.Runner{coder}})
 	require.NoError(t, err)
@@ -243,4 +250,104 @@ func requireStatus(t *testing.T, resp *http.Response, status int) {
 	if resp.StatusCode != status {
 		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, readAll(t, resp))
 	}
+}
+
+// TestClaudeRetriesATransientErrorButNotAuth: a 503 from the model API
+// fails the CLI's turn; the run is retried in the same CLI session and
+// completes, with a RunRetry event and both attempts on the run. A 401 is
+// never retried.
+func TestClaudeRetriesATransientErrorButNotAuth(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t, func(o *claude.Options, c *external.Config) {
+		o.Env["CLAUDE_CODE_MAX_RETRIES"] = "0"
+		c.Retries, c.DelayBetweenRetries = 2, 10*time.Millisecond
+	})
+	rig.api.Enqueue(fakeanthropic.HTTPError(http.StatusServiceUnavailable, "overloaded_error", "try later"))
+	resp := a.post(t, url.Values{"message": {"flaky [[text:made it]]"}, "session_id": {"s3"}, "stream": {"true"}})
+	requireStatus(t, resp, http.StatusOK)
+	frames := readFrames(t, resp.Body)
+	names := frameNames(frames)
+	require.Contains(t, names, "RunRetry")
+	require.Equal(t, "RunCompleted", names[len(names)-1])
+	require.Equal(t, "made it", frames[len(frames)-1].data["content"])
+	runID := frames[0].data["run_id"].(string)
+	stored := a.getRun(t, runID, "s3")
+	require.Len(t, stored["metadata"].(map[string]any)["attempts"], 2)
+
+	resp = a.post(t, url.Values{"message": {"no key [[error:401]]"}, "session_id": {"s4"}, "stream": {"true"}})
+	requireStatus(t, resp, http.StatusOK)
+	frames = readFrames(t, resp.Body)
+	names = frameNames(frames)
+	require.NotContains(t, names, "RunRetry", "an authentication error is not retried")
+	require.Equal(t, "RunError", names[len(names)-1])
+	require.Equal(t, "authentication_error", frames[len(frames)-1].data["error_type"])
+}
+
+// TestClaudeStructuredOutput: a run's output_schema goes to the CLI as
+// --json-schema; the answer is the parsed object, its content_type the
+// schema's title, and a stream carries it as one RunContent.
+func TestClaudeStructuredOutput(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t)
+	schema := `{"title":"Verdict","type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`
+	resp := a.post(t, url.Values{"message": {`decide [[json:{"answer":"yes"}]]`}, "session_id": {"s5"}, "stream": {"true"}, "output_schema": {schema}})
+	requireStatus(t, resp, http.StatusOK)
+	frames := readFrames(t, resp.Body)
+	var contents []frame
+	for _, f := range frames {
+		if f.event == "RunContent" {
+			contents = append(contents, f)
+		}
+	}
+	require.Len(t, contents, 1, "one RunContent with the JSON answer")
+	require.JSONEq(t, `{"answer":"yes"}`, contents[0].data["content"].(string))
+	last := frames[len(frames)-1]
+	require.Equal(t, "RunCompleted", last.event)
+	require.Equal(t, map[string]any{"answer": "yes"}, last.data["content"])
+	require.Equal(t, "Verdict", last.data["content_type"])
+
+	bad := a.post(t, url.Values{"message": {"list"}, "session_id": {"s5"}, "stream": {"false"}, "output_schema": {`{"type":"array","items":{"type":"string"}}`}})
+	requireStatus(t, bad, http.StatusUnprocessableEntity)
+	require.Contains(t, readAll(t, bad), "must describe an object", "refused before the run")
+}
+
+// TestClaudeAttachments: uploaded files are staged under the working
+// directory for the CLI to read — a traversing file name stays inside the
+// run's uploads directory — and removed after the run; audio is refused
+// with 400 unsupported_media before anything runs, and so is a file whose
+// path is a symlink.
+func TestClaudeAttachments(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 32)...)
+	multi := &server{Server: a.Server}
+	resp := multi.postMultipart(t, "/agents/coder/runs", url.Values{"message": {"read it [[bash:cat .agnogo/uploads/*/notes.txt]]"}, "session_id": {"s6"}, "stream": {"false"}},
+		upload{"../../notes.txt", "text/plain", []byte("secret-notes-7")}, upload{"pic.png", "image/png", png})
+	requireStatus(t, resp, http.StatusOK)
+	out := decode[map[string]any](t, resp)
+	require.Equal(t, "fake-final: secret-notes-7", out["content"], "the CLI read the staged file")
+	runID := out["run_id"].(string)
+	prompt := requestMessages(rig.api.Requests()[len(rig.api.Requests())-1])
+	uploads := filepath.Join(rig.cwd, ".agnogo", "uploads", runID)
+	require.Contains(t, prompt, filepath.Join(uploads, "notes.txt"), "the prompt lists the staged file")
+	require.Contains(t, prompt, "image/png")
+	require.NoFileExists(t, filepath.Join(rig.cwd, "notes.txt"), "the traversing name did not escape")
+	require.NoDirExists(t, uploads, "staged files are removed after the run")
+
+	audio := multi.postMultipart(t, "/agents/coder/runs", url.Values{"message": {"listen"}, "session_id": {"s7"}, "stream": {"true"}},
+		upload{"clip.mp3", "audio/mpeg", []byte("ID3fake")})
+	requireStatus(t, audio, http.StatusBadRequest)
+	body := decode[map[string]any](t, audio)
+	require.Equal(t, "unsupported_media", body["error_id"])
+	require.Equal(t, "unsupported_media", body["error_type"])
+	require.Zero(t, countRuns(t, rig.store, "s7"), "nothing ran")
+
+	target := filepath.Join(t.TempDir(), "target.txt")
+	require.NoError(t, os.WriteFile(target, []byte("x"), 0o600))
+	link := filepath.Join(t.TempDir(), "link.txt")
+	require.NoError(t, os.Symlink(target, link))
+	files, _ := json.Marshal([]map[string]any{{"filepath": link, "filename": "link.txt"}})
+	linked := a.post(t, url.Values{"message": {"read"}, "session_id": {"s8"}, "stream": {"false"}, "input_files": {string(files)}})
+	requireStatus(t, linked, http.StatusBadRequest)
+	require.Equal(t, "unsupported_media", decode[map[string]any](t, linked)["error_id"])
 }
