@@ -2,6 +2,7 @@ package agentos_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -350,4 +351,98 @@ func TestClaudeAttachments(t *testing.T) {
 	linked := a.post(t, url.Values{"message": {"read"}, "session_id": {"s8"}, "stream": {"false"}, "input_files": {string(files)}})
 	requireStatus(t, linked, http.StatusBadRequest)
 	require.Equal(t, "unsupported_media", decode[map[string]any](t, linked)["error_id"])
+}
+
+// TestClaudeCheckpointFork: the last tool result of a batch is a
+// checkpoint; continuing from it forks the stored transcript there and runs
+// a new turn on the branch as a sibling run, and later turns go on from the
+// branch. continue_from=last_user replays the run's prompt.
+func TestClaudeCheckpointFork(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t)
+	resp := a.post(t, url.Values{"message": {"count [[bash:echo one-two]]"}, "session_id": {"s9"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	first := decode[map[string]any](t, resp)
+	require.Equal(t, "fake-final: one-two", first["content"])
+	runID := first["run_id"].(string)
+
+	points, err := http.Get(a.URL + "/agents/coder/runs/" + runID + "/checkpoints?session_id=s9")
+	require.NoError(t, err)
+	defer points.Body.Close()
+	var checkpoint map[string]any
+	listed := decode[struct {
+		Checkpoints []map[string]any `json:"checkpoints"`
+	}](t, points)
+	for _, c := range listed.Checkpoints {
+		if c["reason"] == "checkpoint" {
+			checkpoint = c
+		}
+	}
+	require.NotNil(t, checkpoint, "the Bash result is a checkpoint")
+	require.Equal(t, "tool", checkpoint["message_role"])
+	index := int(checkpoint["message_index"].(float64))
+
+	// Another replica forks from the checkpoint, from the database alone.
+	b := rig.replica(t)
+	forked, err := http.PostForm(b.URL+"/agents/coder/runs/"+runID+"/continue", url.Values{"session_id": {"s9"}, "stream": {"false"},
+		"continue_from": {fmt.Sprint(index)}, "input": {"now branch [[text:branched answer]]"}})
+	require.NoError(t, err)
+	defer forked.Body.Close()
+	requireStatus(t, forked, http.StatusOK)
+	fork := decode[map[string]any](t, forked)
+	require.Equal(t, "branched answer", fork["content"])
+	require.NotEqual(t, runID, fork["run_id"], "a finished run is continued as a new run")
+	require.Equal(t, runID, fork["forked_from_run_id"])
+	sent := requestMessages(rig.api.Requests()[len(rig.api.Requests())-1])
+	require.Contains(t, sent, "one-two", "the branch keeps the tool call and its result")
+	require.NotContains(t, sent, "fake-final", "the branch drops what came after the checkpoint")
+
+	resp = a.post(t, url.Values{"message": {"and then? [[text:after the branch]]"}, "session_id": {"s9"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	require.Equal(t, "after the branch", decode[map[string]any](t, resp)["content"])
+	sent = requestMessages(rig.api.Requests()[len(rig.api.Requests())-1])
+	require.Contains(t, sent, "branched answer", "later turns go on from the branch")
+	require.NotContains(t, sent, "fake-final", "and not from the abandoned one")
+
+	replayed, err := http.PostForm(a.URL+"/agents/coder/runs/"+runID+"/continue", url.Values{"session_id": {"s9"}, "stream": {"false"}, "continue_from": {"last_user"}})
+	require.NoError(t, err)
+	defer replayed.Body.Close()
+	requireStatus(t, replayed, http.StatusOK)
+	require.Equal(t, "fake-final: one-two", decode[map[string]any](t, replayed)["content"], "last_user sends the run's prompt again")
+}
+
+// TestClaudeCompaction: "/compact" compacts the CLI session through the
+// database-backed transcript; another replica resumes the compacted
+// session, and compaction waits its turn like any other.
+func TestClaudeCompaction(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t)
+	resp := a.post(t, url.Values{"message": {"remember [[bash:echo alpha-beta]]"}, "session_id": {"s10"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	resp = a.post(t, url.Values{"message": {"/compact"}, "session_id": {"s10"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	compacted := decode[map[string]any](t, resp)
+	t.Logf("compaction run: %v", compacted["content"])
+	require.Equal(t, "COMPLETED", compacted["status"])
+
+	session, err := rig.store.GetSession(t.Context(), "s10", storage.GetSessionOptions{})
+	require.NoError(t, err)
+	cliSession := session.SessionData[claude.SessionKey].(string)
+	entries, err := rig.store.ReadTranscript(t.Context(), storage.TranscriptKey{Framework: claude.Framework, ProjectKey: "coder", SessionID: cliSession}, "", 0)
+	require.NoError(t, err)
+	var transcript strings.Builder
+	for _, e := range entries {
+		transcript.Write(e.Entry)
+		transcript.WriteByte('\n')
+	}
+	require.Contains(t, transcript.String(), "compact_boundary", "the compaction is in the stored transcript")
+	require.Contains(t, transcript.String(), "isCompactSummary")
+
+	b := rig.replica(t)
+	resp = b.post(t, url.Values{"message": {"still there? [[text:yes]]"}, "session_id": {"s10"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	require.Equal(t, "yes", decode[map[string]any](t, resp)["content"])
+	sent := requestMessages(rig.api.Requests()[len(rig.api.Requests())-1])
+	t.Logf("after compaction the CLI sent: %.600s", sent)
+	require.NotContains(t, sent, "echo alpha-beta", "the resumed session is the compacted one")
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -234,18 +235,24 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 		}()
 	}
 
+	t := a.open(in, session, sessionID, runID, staging)
+	modelID, provider := a.cfg.Driver.Model()
+	return a.drive(parent, t, in, &run.RunStarted{Model: modelID, ModelProvider: provider}, yield)
+}
+
+// drive runs a prepared turn to its terminal state: the row saved RUNNING
+// (when the input asks), the first event, the attempts, the final save.
+func (a *Agent) drive(parent context.Context, t *turn, in *run.Input, first run.Event, yield func(run.Event, error) bool) (*run.Output, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	t := a.open(in, session, sessionID, runID, staging)
 	t.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: t.out}
-	modelID, provider := a.cfg.Driver.Model()
-	var saveErr error
+	var err error
 	if in.PersistOnStart {
-		saveErr = a.save(ctx, t)
+		err = a.save(ctx, t)
 	}
-	t.em.emit(&run.RunStarted{Model: modelID, ModelProvider: provider})
-	if saveErr != nil {
-		return a.finish(parent, t, saveErr)
+	t.em.emit(first)
+	if err != nil {
+		return a.finish(parent, t, err)
 	}
 	stop := a.heartbeat(ctx, t, in.PersistOnStart)
 	err = a.attempts(ctx, t, in)
@@ -477,6 +484,10 @@ func (a *Agent) finish(parent context.Context, t *turn, err error) (*run.Output,
 	now := a.cfg.Now()
 	t.mu.Lock()
 	out.Metrics.StopTimer(now)
+	if !slices.ContainsFunc(out.Messages, func(m *run.Message) bool { return m.Role == run.RoleUser }) {
+		user := &run.Message{Role: run.RoleUser, Content: t.prompt, CreatedAt: out.CreatedAt}
+		out.Messages = append([]*run.Message{user}, out.Messages...)
+	}
 	t.mu.Unlock()
 	if err == nil {
 		out.Status = run.StatusCompleted

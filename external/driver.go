@@ -32,6 +32,29 @@ type Driver interface {
 	Turn(ctx context.Context, req *TurnRequest) (*TurnResult, error)
 }
 
+// Brancher is a [Driver] whose harness sessions can be branched at a
+// message of an earlier run, which makes the agent a [run.Continuer]:
+// continuing a run from a checkpoint forks the harness session there and
+// runs a new turn on the branch.
+type Brancher interface {
+	// Branch makes a new harness session holding the conversation up to
+	// and including the last of req.Kept that marks a place in the
+	// harness's transcript (before req.Run's prompt when none of them
+	// does), and returns its id. It fails with run.ErrNotContinuable when
+	// the run's transcript is not available.
+	Branch(ctx context.Context, req *BranchRequest) (string, error)
+}
+
+// BranchRequest names where to branch a harness session.
+type BranchRequest struct {
+	// SessionID and UserID name the agnogo session.
+	SessionID, UserID string
+	// Run is the run being continued, its messages in full.
+	Run *run.Output
+	// Kept are the run's messages the branch keeps.
+	Kept []*run.Message
+}
+
 // TurnRequest is one turn handed to a [Driver].
 type TurnRequest struct {
 	// RunID, SessionID and UserID name the run.

@@ -462,3 +462,53 @@ func classify(t *Turn) error {
 	}
 	return external.Transient("run_error", err)
 }
+
+var _ external.Brancher = (*Driver)(nil)
+
+// Branch implements [external.Brancher]: it forks the run's CLI session at
+// the last kept message that is a safe place to go on from (a checkpoint —
+// the last result of a batch of tool calls —, an answer, or the prompt),
+// or before the run's prompt when none is kept.
+func (d *Driver) Branch(ctx context.Context, req *external.BranchRequest) (string, error) {
+	if d.opts.Transcripts == nil {
+		return "", fmt.Errorf("claude: continuing a run needs its transcript in the database (transcripts are not mirrored for this agent): %w", run.ErrNotContinuable)
+	}
+	sessionID, uuid, before := branchPoint(req.Run.Messages, req.Kept)
+	if uuid == "" {
+		return "", fmt.Errorf("claude: run %s has no transcript references to continue from: %w", req.Run.RunID, run.ErrNotContinuable)
+	}
+	mirror := &Mirror{Store: d.opts.Transcripts, ProjectKey: cmp.Or(d.opts.ProjectKey, "default"), ConfigDir: d.opts.ConfigDir,
+		Cwd: d.opts.Cwd, AgnoSessionID: req.SessionID, UserID: req.UserID}
+	branch := external.NewUUID()
+	if err := mirror.Branch(ctx, sessionID, uuid, before, branch); err != nil {
+		return "", fmt.Errorf("claude: %w: %w", run.ErrNotContinuable, err)
+	}
+	return branch, nil
+}
+
+// branchPoint picks where to fork: the CLI session and uuid of the last
+// kept message that is safe to go on from, or — none kept — the run's
+// prompt, to be cut before.
+func branchPoint(all, kept []*run.Message) (sessionID, uuid string, before bool) {
+	for i := len(kept) - 1; i >= 0; i-- {
+		m := kept[i]
+		safe := m.CheckpointStatus != "" || m.Role == run.RoleUser || (m.Role == run.RoleAssistant && len(m.ToolCalls) == 0)
+		if s, u := transcriptRef(m); safe && u != "" {
+			return s, u, false
+		}
+	}
+	for _, m := range all {
+		if s, u := transcriptRef(m); m.Role == run.RoleUser && u != "" {
+			return s, u, true
+		}
+	}
+	return "", "", false
+}
+
+// transcriptRef reads a message's place in the CLI transcript.
+func transcriptRef(m *run.Message) (sessionID, uuid string) {
+	ref, _ := m.ProviderData[ProviderDataKey].(map[string]any)
+	sessionID, _ = ref["session_id"].(string)
+	uuid, _ = ref["uuid"].(string)
+	return sessionID, uuid
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agnogo/agnogo/storage"
@@ -232,4 +233,61 @@ func entryLine(entry json.RawMessage) []byte {
 		return compact.Bytes()
 	}
 	return entry
+}
+
+// Branch copies the stored transcript of sessionID up to uuid — including
+// that entry, or stopping before it when before is set — into the new CLI
+// session newID, as `claude --fork-session` does: each entry keeps its
+// uuid and gets the new session id. The branch is stored and written where
+// the CLI reads it.
+func (m *Mirror) Branch(ctx context.Context, sessionID, uuid string, before bool, newID string) error {
+	entries, err := m.Store.ReadTranscript(ctx, m.key(sessionID, ""), m.UserID, 0)
+	if err != nil {
+		return fmt.Errorf("read transcript %s: %w", sessionID, err)
+	}
+	at := slices.IndexFunc(entries, func(e storage.TranscriptEntry) bool { return entryUUID(e) == uuid })
+	if at < 0 {
+		return fmt.Errorf("transcript %s has no entry %s", sessionID, uuid)
+	}
+	if !before {
+		at++
+	}
+	branch := make([]json.RawMessage, 0, at)
+	for _, e := range entries[:at] {
+		branch = append(branch, withSessionID(e.Entry, newID))
+	}
+	stored, err := m.Store.AppendTranscript(ctx, m.key(newID, ""), m.AgnoSessionID, m.UserID, branch)
+	if err != nil {
+		return fmt.Errorf("store branch of %s: %w", sessionID, err)
+	}
+	return restoreFile(m.file(newID), stored)
+}
+
+// entryUUID is a stored entry's uuid field.
+func entryUUID(e storage.TranscriptEntry) string {
+	var fields struct {
+		UUID string `json:"uuid"`
+	}
+	if json.Unmarshal(e.Entry, &fields) == nil && fields.UUID != "" {
+		return fields.UUID
+	}
+	return ""
+}
+
+// withSessionID rewrites an entry's sessionId field; an entry without one
+// is kept as is.
+func withSessionID(entry json.RawMessage, sessionID string) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(entry, &fields) != nil {
+		return entry
+	}
+	if _, ok := fields["sessionId"]; !ok {
+		return entry
+	}
+	fields["sessionId"], _ = json.Marshal(sessionID)
+	rewritten, err := json.Marshal(fields)
+	if err != nil {
+		return entry
+	}
+	return rewritten
 }

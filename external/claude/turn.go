@@ -34,11 +34,34 @@ type Turn struct {
 	started    time.Time
 	firstToken time.Time
 	byID       map[string]*run.ToolExecution
+	// pending holds, per assistant message, the tool calls still waiting
+	// for their results; batchOf names a call's assistant message.
+	pending map[string]map[string]bool
+	batchOf map[string]string
 }
 
 // NewTurn starts gathering a turn that began at started.
 func NewTurn(started time.Time) *Turn {
-	return &Turn{started: started, byID: map[string]*run.ToolExecution{}}
+	return &Turn{started: started, byID: map[string]*run.ToolExecution{},
+		pending: map[string]map[string]bool{}, batchOf: map[string]string{}}
+}
+
+// ProviderDataKey is the provider_data key of a message's place in the
+// CLI transcript: {"session_id", "uuid"}. Continuing from a message forks
+// the transcript there.
+const ProviderDataKey = "claude_sdk"
+
+// CheckpointStatus marks the last tool result of a batch of tool calls: a
+// place the run can be continued from.
+const CheckpointStatus = "RUNNING"
+
+// reference is the provider data naming a top-level line in the CLI's
+// transcript; nil for a subagent's line or one without a uuid.
+func reference(line Line) map[string]any {
+	if line.ParentToolUseID != "" || line.UUID == "" {
+		return nil
+	}
+	return map[string]any{ProviderDataKey: map[string]any{"session_id": line.SessionID, "uuid": line.UUID}}
 }
 
 // Apply takes one line of the turn, read at now, and returns the events it
@@ -55,6 +78,10 @@ func (t *Turn) Apply(line Line, now time.Time) []run.Event {
 	case LineAssistant:
 		return t.assistant(line, now)
 	case LineUser:
+		if isReplay(line) {
+			t.prompt(line, now)
+			return nil
+		}
 		return t.toolResults(line, now)
 	case LineResult:
 		result := line
@@ -81,7 +108,7 @@ func (t *Turn) assistant(line Line, now time.Time) []run.Event {
 			if t.firstToken.IsZero() {
 				t.firstToken = now
 			}
-			t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, Content: block.Text, CreatedAt: now.Unix()})
+			t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, Content: block.Text, CreatedAt: now.Unix(), ProviderData: reference(line)})
 			if line.ParentToolUseID == "" {
 				events = append(events, &run.RunContent{Content: block.Text, ContentType: "str"})
 			}
@@ -95,12 +122,32 @@ func (t *Turn) assistant(line Line, now time.Time) []run.Event {
 			tool := &run.ToolExecution{ToolCallID: block.ID, ToolName: block.Name, ToolArgs: args, CreatedAt: now.Unix()}
 			t.byID[block.ID] = tool
 			t.Tools = append(t.Tools, tool)
-			t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, CreatedAt: now.Unix(),
+			t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, CreatedAt: now.Unix(), ProviderData: reference(line),
 				ToolCalls: []run.ToolCall{{ID: block.ID, Type: "function", Function: run.ToolCallFunction{Name: block.Name, Arguments: string(block.Input)}}}})
+			if line.ParentToolUseID == "" && line.Message.ID != "" {
+				if t.pending[line.Message.ID] == nil {
+					t.pending[line.Message.ID] = map[string]bool{}
+				}
+				t.pending[line.Message.ID][block.ID] = true
+				t.batchOf[block.ID] = line.Message.ID
+			}
 			events = append(events, &run.ToolCallStarted{Tool: tool, ParentToolCallID: line.ParentToolUseID})
 		}
 	}
 	return events
+}
+
+// prompt records the CLI's echo of the turn's prompt as the run's user
+// message, with its place in the transcript.
+func (t *Turn) prompt(line Line, now time.Time) {
+	if line.Message == nil || line.ParentToolUseID != "" {
+		return
+	}
+	var text strings.Builder
+	for _, block := range line.Message.Content {
+		text.WriteString(block.Text)
+	}
+	t.Messages = append(t.Messages, &run.Message{Role: run.RoleUser, Content: text.String(), CreatedAt: now.Unix(), ProviderData: reference(line)})
 }
 
 // toolResults maps the tool results of a user line.
@@ -122,8 +169,16 @@ func (t *Turn) toolResults(line Line, now time.Time) []run.Event {
 			t.Tools = append(t.Tools, tool)
 		}
 		tool.Result, tool.ToolCallError = &text, &failed
-		t.Messages = append(t.Messages, &run.Message{Role: run.RoleTool, ToolCallID: block.ToolUseID, ToolName: tool.ToolName,
-			Content: text, ToolCallError: &failed, CreatedAt: now.Unix()})
+		msg := &run.Message{Role: run.RoleTool, ToolCallID: block.ToolUseID, ToolName: tool.ToolName,
+			Content: text, ToolCallError: &failed, CreatedAt: now.Unix(), ProviderData: reference(line)}
+		t.Messages = append(t.Messages, msg)
+		if batch, ok := t.batchOf[block.ToolUseID]; ok {
+			delete(t.pending[batch], block.ToolUseID)
+			if len(t.pending[batch]) == 0 && msg.ProviderData != nil {
+				// The batch's last result: the run can go on from here.
+				msg.CheckpointStatus, msg.CheckpointCreatedAt = CheckpointStatus, now.Unix()
+			}
+		}
 		if failed {
 			events = append(events, &run.ToolCallError{Tool: tool, Error: text, ParentToolCallID: line.ParentToolUseID})
 		} else {

@@ -1,0 +1,184 @@
+package external
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// DefaultFollowUp is the prompt of a continued run that brings no input
+// and does not replay its run's own prompt.
+const DefaultFollowUp = "Continue from where you left off."
+
+var _ run.Continuer = (*Agent)(nil)
+
+// Continue implements [run.Continuer] for a driver that can branch its
+// harness sessions ([Brancher]): the run's transcript is forked at the
+// chosen message (continue_from: "end", "last_user" or a message count)
+// and a new turn runs on the branch, as a new run of the same session with
+// fork lineage. The prompt is req.Input; without one, "last_user" (or a
+// count of 0) replays the run's own prompt, and anything else asks the
+// harness to continue. Later turns of the session go on from the branch.
+// Paused runs (human-in-the-loop) and cancelled runs cannot be continued.
+func (a *Agent) Continue(ctx context.Context, req *run.ContinueRequest) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		_, err := a.resume(ctx, req, yield)
+		var start *startError
+		if errors.As(err, &start) {
+			yield(nil, start.err)
+		} else if errors.Is(err, run.ErrInterrupted) {
+			yield(nil, err)
+		}
+	}
+}
+
+// ContinueRun is [Agent.Continue] returning the run, like [Agent.Run].
+func (a *Agent) ContinueRun(ctx context.Context, req *run.ContinueRequest) (*run.Output, error) {
+	out, err := a.resume(ctx, req, nil)
+	var start *startError
+	if errors.As(err, &start) {
+		return nil, start.err
+	}
+	return out, err
+}
+
+func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
+	brancher, ok := a.cfg.Driver.(Brancher)
+	if !ok {
+		return nil, &startError{fmt.Errorf("continue run %s: %s runs cannot be continued: %w", req.RunID, a.cfg.Driver.SDK(), run.ErrNotContinuable)}
+	}
+	src, err := a.source(parent, req)
+	if err != nil {
+		return nil, &startError{err}
+	}
+	cut, replay, err := continueCut(src, req)
+	if err != nil {
+		return nil, &startError{err}
+	}
+	prompt := req.Input
+	switch {
+	case prompt == "" && replay:
+		prompt = src.Input.ContentString()
+	case prompt == "":
+		prompt = DefaultFollowUp
+	}
+	session, err := storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: src.SessionID,
+		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: req.UserID})
+	if err != nil {
+		return nil, &startError{err}
+	}
+	runID := a.cfg.NewID()
+	release, err := a.begin(parent, src.SessionID, runID)
+	if err != nil {
+		return nil, &startError{err}
+	}
+	defer release()
+	kept := src.Messages[:cut]
+	branch, err := brancher.Branch(parent, &BranchRequest{SessionID: src.SessionID, UserID: req.UserID, Run: src, Kept: kept})
+	if err != nil {
+		return nil, &startError{fmt.Errorf("continue run %s: %w", src.RunID, err)}
+	}
+
+	in := &run.Input{InputContent: prompt, SessionID: src.SessionID, UserID: req.UserID, RunID: runID, PersistOnStart: true}
+	if src.Input != nil {
+		in.OutputSchema = src.Input.OutputSchema
+	}
+	t := a.open(in, session, src.SessionID, runID, nil)
+	t.harness = branch
+	if t.session.SessionData == nil {
+		t.session.SessionData = map[string]any{}
+	}
+	t.session.SessionData[a.cfg.Driver.SessionKey()] = branch
+	t.out.ForkedFromRunID, t.out.ForkedFromMessageIndex = src.RunID, &cut
+	t.out.Messages = cloneMessages(kept)
+	t.out.Tools = run.KeptTools(src.Tools, t.out.Messages)
+	return a.drive(parent, t, in, &run.RunContinued{}, yield)
+}
+
+// source reads the run to continue and checks it can be.
+func (a *Agent) source(ctx context.Context, req *run.ContinueRequest) (*run.Output, error) {
+	src := req.Run
+	if src == nil {
+		if a.cfg.Store == nil {
+			return nil, fmt.Errorf("continue run %s: the agent has no store to read its transcript from: %w", req.RunID, run.ErrNotContinuable)
+		}
+		rec, err := a.cfg.Store.GetRun(ctx, req.RunID, req.UserID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("continue run %s: %w", req.RunID, run.ErrRunNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("continue run %s: %w", req.RunID, err)
+		}
+		src = rec.Run
+	}
+	switch {
+	case req.SessionID != "" && src.SessionID != req.SessionID:
+		return nil, fmt.Errorf("continue run %s: not in session %s: %w", src.RunID, req.SessionID, run.ErrRunNotFound)
+	case src.AgentID != "" && src.AgentID != a.cfg.ID:
+		return nil, fmt.Errorf("continue run %s: it belongs to agent %s: %w", src.RunID, src.AgentID, run.ErrNotContinuable)
+	case src.Status == run.StatusCancelled:
+		return nil, fmt.Errorf("continue run %s: it was cancelled: %w", src.RunID, run.ErrNotContinuable)
+	case !src.Status.Terminal():
+		return nil, fmt.Errorf("continue run %s: it is %s; continue it once it has ended: %w", src.RunID, src.Status, run.ErrNotContinuable)
+	case len(req.Tools) > 0 || len(src.ActiveRequirements()) > 0:
+		return nil, fmt.Errorf("continue run %s: external agents take no tool confirmations or inputs: %w", src.RunID, run.ErrInvalidContinue)
+	}
+	return src, nil
+}
+
+// continueCut is how many of the run's messages the branch keeps, and
+// whether the run's own prompt is sent again (the cut is before it).
+func continueCut(src *run.Output, req *run.ContinueRequest) (int, bool, error) {
+	messages := src.Messages
+	switch req.ContinueFrom {
+	case "", "end":
+		return len(messages), false, nil
+	case "last_user":
+		for i := len(messages) - 1; i >= 0; i-- {
+			if messages[i].Role == run.RoleUser {
+				return i, true, nil
+			}
+		}
+		return 0, true, nil
+	}
+	n, err := strconv.Atoi(req.ContinueFrom)
+	if err != nil || n < 0 {
+		return 0, false, fmt.Errorf("continue_from %q: want end, last_user or a message index >= 0: %w", req.ContinueFrom, run.ErrInvalidContinue)
+	}
+	n = run.SafeCut(messages, n)
+	if n == 0 && req.Input == "" {
+		return 0, false, fmt.Errorf("continue_from 0 starts before the run's prompt: send input, or continue_from last_user to replay the prompt: %w", run.ErrInvalidContinue)
+	}
+	return n, false, nil
+}
+
+// cloneMessages copies messages, so the new run does not share them.
+func cloneMessages(messages []*run.Message) []*run.Message {
+	out := make([]*run.Message, len(messages))
+	for i, msg := range messages {
+		copied := *msg
+		out[i] = &copied
+	}
+	return out
+}
+
+// CompactInput is the input that compacts an external agent's harness
+// session: the conversation so far is replaced by a summary, in the
+// transcript the database keeps, so every replica resumes the compacted
+// session. It is an ordinary turn: refused while another turn of the
+// session is in flight.
+const CompactInput = "/compact"
+
+// Compact compacts a session's harness session (see [CompactInput]) and
+// returns the compaction's run.
+func (a *Agent) Compact(ctx context.Context, sessionID, userID string) (*run.Output, error) {
+	if sessionID == "" {
+		return nil, fmt.Errorf("compact: %w: a session id is required", run.ErrInvalidInput)
+	}
+	return a.Run(ctx, &run.Input{InputContent: CompactInput, SessionID: sessionID, UserID: userID, PersistOnStart: true})
+}
