@@ -3,6 +3,8 @@ package agentos_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/agentos"
+	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/external"
 	"github.com/agnogo/agnogo/external/claude"
 	"github.com/agnogo/agnogo/internal/fakeanthropic"
@@ -37,7 +40,10 @@ type claudeRig struct {
 	bin   string
 	api   *fakeanthropic.Server
 	store storage.Store
+	path  string // the SQLite database
 	cwd   string
+	// durable runs background runs on the durable queue.
+	durable bool
 }
 
 func newClaudeRig(t *testing.T) *claudeRig {
@@ -45,10 +51,11 @@ func newClaudeRig(t *testing.T) *claudeRig {
 	bin := testcli.ClaudeBin(t)
 	api := fakeanthropic.New(t)
 	api.Directed()
-	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "os.db")})
+	path := filepath.Join(t.TempDir(), "os.db")
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
-	return &claudeRig{bin: bin, api: api, store: store, cwd: t.TempDir()}
+	return &claudeRig{bin: bin, api: api, store: store, path: path, cwd: t.TempDir()}
 }
 
 // replica starts an AgentOS whose CLI has its own, empty config dir.
@@ -65,7 +72,17 @@ func (r *claudeRig) replica(t *testing.T, tune ...func(*claude.Options, *externa
 	cfg.Driver = driver
 	coder, err := external.New(cfg)
 	require.NoError(t, err)
-	os, err := agentos.New(agentos.Config{Store: r.store, Runners: []run.Runner{coder}})
+	ocfg := agentos.Config{Store: r.store, Runners: []run.Runner{coder}}
+	if r.durable {
+		events := agentos.NewEventLog()
+		q, err := durable.New(t.Context(), durable.Config{DatabaseURL: "sqlite:file:" + r.path, Store: r.store, Runners: []run.Runner{coder},
+			Events: events, ExecutorID: external.NewUUID(), PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		require.NoError(t, err)
+		require.NoError(t, q.Launch())
+		t.Cleanup(func() { _ = q.Shutdown(time.Second) })
+		ocfg.Queue, ocfg.Events = q, events
+	}
+	os, err := agentos.New(ocfg)
 	require.NoError(t, err)
 	ts := httptest.NewServer(os)
 	t.Cleanup(ts.Close)
@@ -445,4 +462,45 @@ func TestClaudeCompaction(t *testing.T) {
 	sent := requestMessages(rig.api.Requests()[len(rig.api.Requests())-1])
 	t.Logf("after compaction the CLI sent: %.600s", sent)
 	require.NotContains(t, sent, "echo alpha-beta", "the resumed session is the compacted one")
+}
+
+// TestClaudeOnTheDurableQueue: background runs of a Claude agent on the
+// durable queue. A second submission to a busy session is accepted and
+// runs after the first (per-session FIFO), in the same CLI session, while
+// an inline turn meanwhile is still refused; cancel ends a queued run's
+// CLI turn CANCELLED within a second.
+func TestClaudeOnTheDurableQueue(t *testing.T) {
+	rig := newClaudeRig(t)
+	rig.durable = true
+	a := rig.replica(t)
+	first := a.post(t, url.Values{"message": {"slow [[sleep:2]] [[text:first done]]"}, "session_id": {"q1"}, "background": {"true"}, "stream": {"false"}})
+	requireStatus(t, first, http.StatusAccepted)
+	firstID := decode[map[string]any](t, first)["run_id"].(string)
+	second := a.post(t, url.Values{"message": {"next [[text:second done]]"}, "session_id": {"q1"}, "background": {"true"}, "stream": {"false"}})
+	requireStatus(t, second, http.StatusAccepted)
+	secondID := decode[map[string]any](t, second)["run_id"].(string)
+
+	inline := a.post(t, url.Values{"message": {"now"}, "session_id": {"q1"}, "stream": {"false"}})
+	requireStatus(t, inline, http.StatusConflict)
+	require.Equal(t, "session_busy", decode[map[string]any](t, inline)["error_type"])
+
+	s := &server{Server: a.Server}
+	require.Equal(t, "first done", pollRunOf(t, s, "coder", firstID, "q1")["content"])
+	out := pollRunOf(t, s, "coder", secondID, "q1")
+	require.Equal(t, "COMPLETED", out["status"])
+	require.Equal(t, "second done", out["content"])
+	sent := requestMessages(rig.api.Requests()[len(rig.api.Requests())-1])
+	require.Contains(t, sent, "first done", "the queued run went on in the same CLI session")
+
+	slow := a.post(t, url.Values{"message": {"very slow [[sleep:20]]"}, "session_id": {"q2"}, "background": {"true"}, "stream": {"false"}})
+	requireStatus(t, slow, http.StatusAccepted)
+	slowID := decode[map[string]any](t, slow)["run_id"].(string)
+	waitRunning(t, rig.store, "q2")
+	time.Sleep(500 * time.Millisecond)
+	cancelled := time.Now()
+	cancel, err := http.PostForm(a.URL+"/agents/coder/runs/"+slowID+"/cancel", url.Values{"session_id": {"q2"}})
+	require.NoError(t, err)
+	cancel.Body.Close()
+	require.Equal(t, "CANCELLED", pollRunOf(t, s, "coder", slowID, "q2")["status"])
+	require.Less(t, time.Since(cancelled), time.Second)
 }

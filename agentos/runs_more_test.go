@@ -185,9 +185,15 @@ func TestRunCheckpoints(t *testing.T) {
 // pollRun reads a run until it reaches a terminal status.
 func pollRun(t *testing.T, s *server, runID, sessionID string) map[string]any {
 	t.Helper()
+	return pollRunOf(t, s, "assistant", runID, sessionID)
+}
+
+// pollRunOf waits for a run of the given agent to end and returns it.
+func pollRunOf(t *testing.T, s *server, agentID, runID, sessionID string) map[string]any {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		out := decode[map[string]any](t, s.get(t, "/agents/assistant/runs/"+runID+"?session_id="+sessionID))
+		out := decode[map[string]any](t, s.get(t, "/agents/"+agentID+"/runs/"+runID+"?session_id="+sessionID))
 		if status, _ := run.ParseStatus(out["status"].(string)); status.Terminal() {
 			return out
 		}
