@@ -162,8 +162,24 @@ func (a *Agent) check(in *run.Input) error {
 // refused (run.ErrInvalidInput), its session another user's — yields only
 // that error and writes nothing.
 func (a *Agent) Stream(ctx context.Context, in *run.Input) iter.Seq2[run.Event, error] {
-	return func(yield func(run.Event, error) bool) {
+	return stream(func(yield func(run.Event, error) bool) error {
 		_, err := a.execute(ctx, in, yield)
+		return err
+	})
+}
+
+// stream turns an execution into a run's event sequence: its events, then
+// the error of a run that could not start or was interrupted.
+func stream(execute func(yield func(run.Event, error) bool) error) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		more := true // a consumer that stopped ranging must not be yielded to again
+		err := execute(func(e run.Event, err error) bool {
+			more = yield(e, err)
+			return more
+		})
+		if !more {
+			return
+		}
 		var start *startError
 		if errors.As(err, &start) {
 			yield(nil, start.err)
@@ -213,9 +229,15 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	}
 	sessionID := cmp.Or(in.SessionID, a.cfg.NewID())
 	runID := cmp.Or(in.RunID, a.cfg.NewID())
-	session, err := storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: sessionID,
-		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: in.UserID})
-	if err != nil {
+	openSession := func() (*storage.Session, error) {
+		return storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: sessionID,
+			SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: in.UserID})
+	}
+	// The session is read before its turn is claimed (another user's is
+	// refused without a word about its turns), and again once claimed: a
+	// turn that ended meanwhile — the one a queued run waited for — saved
+	// its harness session and metrics, which this run must build on.
+	if _, err := openSession(); err != nil {
 		return nil, &startError{err}
 	}
 	release, err := a.begin(parent, sessionID, runID)
@@ -223,6 +245,10 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 		return nil, &startError{err}
 	}
 	defer release()
+	session, err := openSession()
+	if err != nil {
+		return nil, &startError{err}
+	}
 	staging, err := Stage(a.cwd(), runID, in)
 	if err != nil {
 		return nil, &startError{fmt.Errorf("%w: %w", run.ErrInvalidInput, err)}
@@ -245,7 +271,7 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 func (a *Agent) drive(parent context.Context, t *turn, in *run.Input, first run.Event, yield func(run.Event, error) bool) (*run.Output, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	t.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: t.out}
+	t.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: t.out, outMu: &t.mu}
 	var err error
 	if in.PersistOnStart {
 		err = a.save(ctx, t)
@@ -415,7 +441,7 @@ func (a *Agent) absorb(t *turn, req *TurnRequest, result *TurnResult) {
 
 // emit sends a driver's event, timing the first token.
 func (a *Agent) emit(t *turn, e run.Event) {
-	if c, ok := e.(*run.RunContent); ok && (c.Content != nil || c.ReasoningContent != "") {
+	if c, ok := e.(*run.RunContent); ok && (c.Content != nil && c.Content != "" || c.ReasoningContent != "") {
 		t.mu.Lock()
 		t.out.Metrics.SetTimeToFirstToken(a.cfg.Now())
 		t.mu.Unlock()
@@ -485,7 +511,7 @@ func (a *Agent) finish(parent context.Context, t *turn, err error) (*run.Output,
 	t.mu.Lock()
 	out.Metrics.StopTimer(now)
 	if !slices.ContainsFunc(out.Messages, func(m *run.Message) bool { return m.Role == run.RoleUser }) {
-		user := &run.Message{Role: run.RoleUser, Content: t.prompt, CreatedAt: out.CreatedAt}
+		user := &run.Message{Role: run.RoleUser, Content: out.Input.ContentString(), CreatedAt: out.CreatedAt}
 		out.Messages = append([]*run.Message{user}, out.Messages...)
 	}
 	t.mu.Unlock()
@@ -582,11 +608,14 @@ func schemaTitle(schema json.RawMessage) string {
 // emitter hands a run's events to the stream's consumer and keeps them
 // when store_events is on; a consumer that stops ranging cancels the run.
 type emitter struct {
-	yield   func(run.Event, error) bool
-	cancel  context.CancelFunc
-	now     func() time.Time
-	keep    bool
-	out     *run.Output
+	yield  func(run.Event, error) bool
+	cancel context.CancelFunc
+	now    func() time.Time
+	keep   bool
+	out    *run.Output
+	// outMu is the turn's mutex: kept events are appended to out under it,
+	// as the heartbeat saves out concurrently.
+	outMu   *sync.Mutex
 	mu      sync.Mutex
 	stopped bool
 }
@@ -600,7 +629,9 @@ func (em *emitter) emit(e run.Event) {
 	base.AgentID, base.AgentName = em.out.AgentID, em.out.AgentName
 	base.RunID, base.SessionID = em.out.RunID, em.out.SessionID
 	if em.keep {
+		em.outMu.Lock()
 		em.out.Events = append(em.out.Events, e)
+		em.outMu.Unlock()
 	}
 	if em.yield == nil || em.stopped {
 		return

@@ -26,15 +26,10 @@ var _ run.Continuer = (*Agent)(nil)
 // harness to continue. Later turns of the session go on from the branch.
 // Paused runs (human-in-the-loop) and cancelled runs cannot be continued.
 func (a *Agent) Continue(ctx context.Context, req *run.ContinueRequest) iter.Seq2[run.Event, error] {
-	return func(yield func(run.Event, error) bool) {
+	return stream(func(yield func(run.Event, error) bool) error {
 		_, err := a.resume(ctx, req, yield)
-		var start *startError
-		if errors.As(err, &start) {
-			yield(nil, start.err)
-		} else if errors.Is(err, run.ErrInterrupted) {
-			yield(nil, err)
-		}
-	}
+		return err
+	})
 }
 
 // ContinueRun is [Agent.Continue] returning the run, like [Agent.Run].
@@ -67,17 +62,18 @@ func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield f
 	case prompt == "":
 		prompt = DefaultFollowUp
 	}
-	session, err := storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: src.SessionID,
-		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: req.UserID})
-	if err != nil {
-		return nil, &startError{err}
-	}
 	runID := a.cfg.NewID()
 	release, err := a.begin(parent, src.SessionID, runID)
 	if err != nil {
 		return nil, &startError{err}
 	}
 	defer release()
+	// Read once the turn is claimed: a turn that just ended saved to it.
+	session, err := storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: src.SessionID,
+		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: req.UserID})
+	if err != nil {
+		return nil, &startError{err}
+	}
 	kept := src.Messages[:cut]
 	branch, err := brancher.Branch(parent, &BranchRequest{SessionID: src.SessionID, UserID: req.UserID, Run: src, Kept: kept})
 	if err != nil {

@@ -84,6 +84,24 @@ type TurnRequest struct {
 	// Warn records a problem that does not fail the run, such as a failed
 	// transcript mirror; it goes to metadata.warnings.
 	Warn func(run.Warning)
+	// Decisions are the user's answers to the tool calls a paused run
+	// asked about (Confirmed set, with an optional ConfirmationNote): the
+	// harness is told, and an approved call made again is allowed.
+	Decisions []*run.ToolExecution
+}
+
+// PauseError ends a turn that needs the user's confirmation of tool calls
+// before it can go on: the run is saved PAUSED with a requirement per
+// tool, and continuing it with the decisions runs the next turn.
+type PauseError struct {
+	// Tools are the calls awaiting confirmation, as the harness proposed
+	// them (ToolCallID, ToolName, ToolArgs).
+	Tools []*run.ToolExecution
+}
+
+// Error implements error.
+func (e *PauseError) Error() string {
+	return fmt.Sprintf("the run needs the user's confirmation of %d tool call(s)", len(e.Tools))
 }
 
 // TurnResult is what a turn produced.

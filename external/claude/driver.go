@@ -68,6 +68,11 @@ type Options struct {
 	// InterruptGrace is how long a cancelled turn may take to wind down
 	// after its interrupt before the CLI is killed. Defaults to 500ms.
 	InterruptGrace time.Duration
+	// ConfirmTools routes the CLI's permission prompts to agnogo (the
+	// CLI's can_use_tool requests): a tool call the permission rules do
+	// not allow pauses the run for the user's confirmation, as a native
+	// agent's confirmation tools do. Without it such a call is denied.
+	ConfirmTools bool
 }
 
 // reservedEnv are environment variables the driver manages.
@@ -168,6 +173,9 @@ func (d *Driver) args(resume string, schema json.RawMessage) []string {
 	if len(schema) > 0 {
 		args = append(args, "--json-schema="+string(schema))
 	}
+	if o.ConfirmTools {
+		args = append(args, "--permission-prompt-tool=stdio")
+	}
 	if resume != "" {
 		args = append(args, "--resume="+resume)
 	}
@@ -265,6 +273,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 	structured := len(req.OutputSchema) > 0
 	spoke := false
 	var lineErr error
+	permissions := &permissions{decisions: req.Decisions, confirm: d.opts.ConfirmTools}
 	for line, err := range p.Turn(ctx) {
 		if err != nil {
 			lineErr = err
@@ -272,7 +281,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 		}
 		switch line.Type {
 		case LineControlRequest:
-			d.answer(p, line)
+			permissions.answer(p, line)
 			continue
 		case LineAssistant, LineUser, LineResult:
 			if !isReplay(line) {
@@ -283,7 +292,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 			req.HarnessSession = line.SessionID
 		}
 		for _, event := range t.Apply(line, time.Now()) {
-			if structured && isStructuredOutput(event) {
+			if structured && isStructuredOutput(event) || permissions.refusal(event) {
 				continue
 			}
 			req.Emit(event)
@@ -301,6 +310,10 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 			return result, spoke, d.interrupt(p, t, ctx.Err())
 		}
 		return result, spoke, lineErr
+	}
+	if len(permissions.paused) > 0 {
+		result.Messages = permissions.withoutRefusals(result.Messages)
+		return result, spoke, &external.PauseError{Tools: permissions.paused}
 	}
 	if err := classify(t); err != nil {
 		return result, spoke, err
@@ -343,18 +356,89 @@ func (d *Driver) interrupt(p *Process, t *Turn, cause error) error {
 	return cause
 }
 
-// answer replies to a control request of the CLI. Permission prompts are
-// not routed to agnogo, so any request is declined.
-func (d *Driver) answer(p *Process, line Line) {
+// permissions answers the CLI's permission prompts for one turn.
+type permissions struct {
+	decisions []*run.ToolExecution
+	confirm   bool
+	// paused are the calls refused pending the user's confirmation.
+	paused []*run.ToolExecution
+}
+
+// pauseMessage is what the CLI (and the model) is told of a call that
+// waits for the user.
+const pauseMessage = "This call needs the user's approval; the run is paused until they decide."
+
+// answer replies to a control request of the CLI: a permission prompt is
+// allowed when the user approved that very call, denied when they
+// declined it, and otherwise — with ConfirmTools — denied with an
+// interrupt that pauses the run. Any other request gets an empty success.
+func (ps *permissions) answer(p *Process, line Line) {
 	var request struct {
-		Subtype string `json:"subtype"`
+		Subtype   string          `json:"subtype"`
+		ToolName  string          `json:"tool_name"`
+		Input     json.RawMessage `json:"input"`
+		ToolUseID string          `json:"tool_use_id"`
 	}
 	_ = json.Unmarshal(line.Request, &request)
-	if request.Subtype == "can_use_tool" {
+	if request.Subtype != "can_use_tool" {
+		_ = p.Respond(line.RequestID, map[string]any{})
+		return
+	}
+	args := map[string]any{}
+	_ = json.Unmarshal(request.Input, &args)
+	if decision := ps.decided(request.ToolName, args); decision != nil {
+		if *decision.Confirmed {
+			_ = p.Respond(line.RequestID, map[string]any{"behavior": "allow", "updatedInput": args})
+			return
+		}
+		message := "The user declined this call."
+		if decision.ConfirmationNote != "" {
+			message += " " + decision.ConfirmationNote
+		}
+		_ = p.Respond(line.RequestID, map[string]any{"behavior": "deny", "message": message})
+		return
+	}
+	if !ps.confirm {
 		_ = p.Respond(line.RequestID, map[string]any{"behavior": "deny", "message": "permission prompts are not enabled for this agent"})
 		return
 	}
-	_ = p.Respond(line.RequestID, map[string]any{})
+	ps.paused = append(ps.paused, &run.ToolExecution{ToolCallID: request.ToolUseID, ToolName: request.ToolName, ToolArgs: args})
+	_ = p.Respond(line.RequestID, map[string]any{"behavior": "deny", "message": pauseMessage, "interrupt": true})
+}
+
+// decided returns the user's decision on a call with this name and these
+// arguments, if there is one.
+func (ps *permissions) decided(name string, args map[string]any) *run.ToolExecution {
+	want, _ := json.Marshal(args)
+	for _, d := range ps.decisions {
+		if d.Confirmed == nil || d.ToolName != name {
+			continue
+		}
+		if got, _ := json.Marshal(d.ToolArgs); string(got) == string(want) {
+			return d
+		}
+	}
+	return nil
+}
+
+// isPaused reports whether the call waits for the user.
+func (ps *permissions) isPaused(toolCallID string) bool {
+	return slices.ContainsFunc(ps.paused, func(t *run.ToolExecution) bool { return t.ToolCallID == toolCallID })
+}
+
+// refusal reports whether an event is the refused result of a paused
+// call, which clients do not see: the call is shown as awaiting
+// confirmation instead.
+func (ps *permissions) refusal(e run.Event) bool {
+	failed, ok := e.(*run.ToolCallError)
+	return ok && failed.Tool != nil && ps.isPaused(failed.Tool.ToolCallID)
+}
+
+// withoutRefusals drops the refused results of paused calls.
+func (ps *permissions) withoutRefusals(messages []*run.Message) []*run.Message {
+	return slices.DeleteFunc(slices.Clone(messages), func(m *run.Message) bool {
+		return m.Role == run.RoleTool && ps.isPaused(m.ToolCallID)
+	})
 }
 
 // result gathers what the turn produced.

@@ -216,6 +216,12 @@ func (s *Server) Respond(id json.RawMessage, result any) error {
 	return s.write(map[string]any{"id": id, "result": result})
 }
 
+// RespondError answers a request of the app-server with a JSON-RPC error,
+// for a request the client cannot serve.
+func (s *Server) RespondError(id json.RawMessage, code int, message string) error {
+	return s.write(map[string]any{"id": id, "error": map[string]any{"code": code, "message": message}})
+}
+
 // Initialize performs the handshake: initialize, then initialized.
 func (s *Server) Initialize(ctx context.Context, clientName, version string) (json.RawMessage, error) {
 	result, err := s.Call(ctx, "initialize", map[string]any{
@@ -259,6 +265,10 @@ func (s *Server) Close() error {
 	}
 	return nil
 }
+
+// Kill kills the app-server's process group at once; [Server.Close] still
+// reaps it.
+func (s *Server) Kill() { s.child.Kill() }
 
 // Exited is closed once the app-server has exited.
 func (s *Server) Exited() <-chan struct{} { return s.child.Exited() }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,9 @@ import (
 const fakeEnv = "AGNOGO_FAKE_CODEX"
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(fakeEnv); mode != "" {
+	if mode := os.Getenv(fakeEnv); strings.HasPrefix(mode, "driver-") {
+		os.Exit(fakeDriverServer(mode))
+	} else if mode != "" {
 		os.Exit(fakeAppServer(mode))
 	}
 	os.Exit(m.Run())

@@ -9,8 +9,9 @@ import (
 	"github.com/agnogo/agnogo/run"
 )
 
-// ProviderName is the model provider the runs of a Codex agent report.
-const ProviderName = "openai"
+// ProviderName is the model provider the runs of a Codex agent report, as
+// agnogo's own OpenAI models do.
+const ProviderName = "OpenAI"
 
 // Turn states of turn/completed.
 const (
@@ -25,6 +26,14 @@ const (
 type Turn struct {
 	// Content is the answer: the agent messages, separated by a blank line.
 	Content string
+	// LastMessage is the text of the turn's last agent message (the answer
+	// under an output schema).
+	LastMessage string
+	// Messages are the turn's assistant and tool messages, in order: an
+	// assistant message calling each tool as it starts, a tool message
+	// with its result as it completes, an assistant message with each agent
+	// message's text once it completes.
+	Messages []*run.Message
 	// Reasoning is the reasoning text the model showed.
 	Reasoning string
 	// Tools are the tool calls (commands, patches, MCP and dynamic tools,
@@ -35,6 +44,10 @@ type Turn struct {
 	Status string
 	// Error is the failure message of a failed turn.
 	Error string
+	// ErrorInfo is the failed turn's codexErrorInfo (e.g.
+	// "contextWindowExceeded" or {"httpConnectionFailed":
+	// {"httpStatusCode": 401}}); nil when it gave none.
+	ErrorInfo json.RawMessage
 	// DurationMS is the turn's duration as the app-server measured it.
 	DurationMS int64
 
@@ -42,12 +55,13 @@ type Turn struct {
 	firstToken  time.Time
 	byID        map[string]*run.ToolExecution
 	lastMessage string // the agent message item being written
+	written     map[string]bool
 	usage       usageReports
 }
 
 // NewTurn starts gathering a turn that began at started.
 func NewTurn(started time.Time) *Turn {
-	return &Turn{started: started, byID: map[string]*run.ToolExecution{}}
+	return &Turn{started: started, byID: map[string]*run.ToolExecution{}, written: map[string]bool{}}
 }
 
 // item is the item of an item/started or item/completed notification: the
@@ -92,7 +106,9 @@ func (t *Turn) Apply(m Message, now time.Time) []run.Event {
 				delta = "\n\n" + delta // consecutive agent messages
 			}
 			t.lastMessage = p.ItemID
+			t.LastMessage = ""
 		}
+		t.LastMessage += p.Delta
 		if t.firstToken.IsZero() {
 			t.firstToken = now
 		}
@@ -136,6 +152,12 @@ func (t *Turn) Apply(m Message, now time.Time) []run.Event {
 		if json.Unmarshal(m.Params, &p) == nil {
 			t.Status, t.DurationMS = p.Turn.Status, p.Turn.DurationMS
 			t.Error = errorText(p.Turn.Error)
+			var info struct {
+				CodexErrorInfo json.RawMessage `json:"codexErrorInfo"`
+			}
+			if json.Unmarshal(p.Turn.Error, &info) == nil && len(info.CodexErrorInfo) > 0 && string(info.CodexErrorInfo) != "null" {
+				t.ErrorInfo = info.CodexErrorInfo
+			}
 		}
 	}
 	return nil
@@ -144,16 +166,31 @@ func (t *Turn) Apply(m Message, now time.Time) []run.Event {
 // item maps a tool-like item; an agent message's completion fixes its text.
 func (t *Turn) item(it item, completed bool, now time.Time) []run.Event {
 	if it.Type == "agentMessage" {
-		if completed && it.Text != "" && !strings.HasSuffix(t.Content, it.Text) {
+		if !completed {
+			return nil
+		}
+		var events []run.Event
+		if it.Text != "" && !strings.HasSuffix(t.Content, it.Text) {
 			// The deltas were missed (or never sent): the item has the text.
 			if t.Content != "" {
 				t.Content += "\n\n"
 			}
 			t.Content += it.Text
 			t.lastMessage = it.ID
-			return []run.Event{&run.RunContent{Content: it.Text, ContentType: "str"}}
+			events = append(events, &run.RunContent{Content: it.Text, ContentType: "str"})
 		}
-		return nil
+		text := it.Text
+		if text == "" && it.ID == t.lastMessage {
+			text = t.LastMessage
+		}
+		if text != "" {
+			t.LastMessage = text
+			if !t.written[it.ID] {
+				t.written[it.ID] = true
+				t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, Content: text, CreatedAt: now.Unix()})
+			}
+		}
+		return events
 	}
 	name, args := toolOf(it)
 	if name == "" {
@@ -164,6 +201,9 @@ func (t *Turn) item(it item, completed bool, now time.Time) []run.Event {
 		tool = &run.ToolExecution{ToolCallID: it.ID, ToolName: name, ToolArgs: args, CreatedAt: now.Unix()}
 		t.byID[it.ID] = tool
 		t.Tools = append(t.Tools, tool)
+		arguments, _ := json.Marshal(args)
+		t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, CreatedAt: now.Unix(),
+			ToolCalls: []run.ToolCall{{ID: it.ID, Type: "function", Function: run.ToolCallFunction{Name: name, Arguments: string(arguments)}}}})
 	}
 	if !completed {
 		if known {
@@ -173,6 +213,11 @@ func (t *Turn) item(it item, completed bool, now time.Time) []run.Event {
 	}
 	result, failed := resultOf(it)
 	tool.Result, tool.ToolCallError = &result, &failed
+	if !t.written[it.ID] {
+		t.written[it.ID] = true
+		t.Messages = append(t.Messages, &run.Message{Role: run.RoleTool, ToolCallID: it.ID, ToolName: name, Content: result,
+			ToolCallError: &failed, CreatedAt: now.Unix()})
+	}
 	var events []run.Event
 	if !known {
 		events = append(events, &run.ToolCallStarted{Tool: tool})
@@ -216,6 +261,9 @@ func resultOf(it item) (string, bool) {
 		if it.ExitCode != nil {
 			text = strings.TrimRight(text, "\n") + fmt.Sprintf("\n[exit code %d]", *it.ExitCode)
 			failed = failed || *it.ExitCode != 0
+		}
+		if text == "" && it.Status == "declined" {
+			text = "the command was declined"
 		}
 		return strings.TrimLeft(text, "\n"), failed
 	case "fileChange":
