@@ -504,3 +504,53 @@ func TestClaudeOnTheDurableQueue(t *testing.T) {
 	require.Equal(t, "CANCELLED", pollRunOf(t, s, "coder", slowID, "q2")["status"])
 	require.Less(t, time.Since(cancelled), time.Second)
 }
+
+// TestClaudeConfirmation: with confirm_tools, a tool call the CLI's
+// permission rules do not allow pauses the run for the user's
+// confirmation; continuing with the decision goes on in the same CLI
+// session — an approved call runs, a declined one does not.
+func TestClaudeConfirmation(t *testing.T) {
+	rig := newClaudeRig(t)
+	a := rig.replica(t, func(o *claude.Options, _ *external.Config) { o.PermissionMode, o.ConfirmTools = "default", true })
+	target := filepath.Join(rig.cwd, "approved.txt")
+	resp := a.post(t, url.Values{"message": {"save it [[write:" + target + "|approved-content]]"}, "session_id": {"c1"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	paused := decode[map[string]any](t, resp)
+	require.Equal(t, "PAUSED", paused["status"])
+	requirements := paused["requirements"].([]any)
+	require.Len(t, requirements, 1)
+	tool := requirements[0].(map[string]any)["tool_execution"].(map[string]any)
+	require.Equal(t, "Write", tool["tool_name"])
+	require.Equal(t, true, tool["requires_confirmation"])
+	require.NoFileExists(t, target, "nothing is written before the user decides")
+
+	decision, _ := json.Marshal([]map[string]any{{"tool_call_id": tool["tool_call_id"], "confirmed": true}})
+	b := rig.replica(t, func(o *claude.Options, _ *external.Config) { o.PermissionMode, o.ConfirmTools = "default", true })
+	continued, err := http.PostForm(b.URL+"/agents/coder/runs/"+paused["run_id"].(string)+"/continue",
+		url.Values{"session_id": {"c1"}, "stream": {"false"}, "tools": {string(decision)}})
+	require.NoError(t, err)
+	defer continued.Body.Close()
+	requireStatus(t, continued, http.StatusOK)
+	done := decode[map[string]any](t, continued)
+	require.Equal(t, "COMPLETED", done["status"])
+	require.Equal(t, paused["run_id"], done["run_id"], "the paused run goes on in place")
+	written, err := os.ReadFile(target)
+	require.NoError(t, err, "the approved call ran")
+	require.Equal(t, "approved-content", string(written))
+
+	declined := filepath.Join(rig.cwd, "declined.txt")
+	resp = a.post(t, url.Values{"message": {"save this too [[write:" + declined + "|nope]]"}, "session_id": {"c2"}, "stream": {"false"}})
+	requireStatus(t, resp, http.StatusOK)
+	paused = decode[map[string]any](t, resp)
+	require.Equal(t, "PAUSED", paused["status"])
+	tool = paused["requirements"].([]any)[0].(map[string]any)["tool_execution"].(map[string]any)
+	decision, _ = json.Marshal([]map[string]any{{"tool_call_id": tool["tool_call_id"], "confirmed": false, "confirmation_note": "not today"}})
+	rejected, err := http.PostForm(a.URL+"/agents/coder/runs/"+paused["run_id"].(string)+"/continue",
+		url.Values{"session_id": {"c2"}, "stream": {"false"}, "tools": {string(decision)}})
+	require.NoError(t, err)
+	defer rejected.Body.Close()
+	requireStatus(t, rejected, http.StatusOK)
+	require.Equal(t, "COMPLETED", decode[map[string]any](t, rejected)["status"])
+	require.NoFileExists(t, declined, "a declined call does not run")
+	require.Contains(t, requestMessages(rig.api.Requests()[len(rig.api.Requests())-1]), "not today", "the harness is told why")
+}

@@ -216,6 +216,8 @@ type turn struct {
 	em      *emitter
 	// harness is the harness session id, as the driver last reported it.
 	harness string
+	// decisions are the user's answers to a paused run's tool calls.
+	decisions []*run.ToolExecution
 	// mu guards out and session against the heartbeat's saves.
 	mu sync.Mutex
 }
@@ -372,7 +374,7 @@ func (a *Agent) attempts(ctx context.Context, t *turn, in *run.Input) error {
 		req := &TurnRequest{
 			RunID: t.out.RunID, SessionID: t.out.SessionID, UserID: t.out.UserID, Attempt: attempt,
 			Prompt: t.prompt, Input: in, Staging: t.staging, HarnessSession: t.harness, Seed: t.history,
-			OutputSchema: t.schema, Stream: t.em.streaming(),
+			OutputSchema: t.schema, Stream: t.em.streaming(), Decisions: t.decisions,
 			Emit: func(e run.Event) { a.emit(t, e) },
 			Warn: func(w run.Warning) { a.warn(t, w) },
 		}
@@ -515,6 +517,20 @@ func (a *Agent) finish(parent context.Context, t *turn, err error) (*run.Output,
 		out.Messages = append([]*run.Message{user}, out.Messages...)
 	}
 	t.mu.Unlock()
+	var pause *PauseError
+	if errors.As(err, &pause) && parent.Err() == nil {
+		t.mu.Lock()
+		a.pause(out, pause.Tools, now)
+		t.mu.Unlock()
+		t.em.emit(&run.RunPaused{BaseEvent: run.BaseEvent{Tools: out.Tools}, Requirements: out.ActiveRequirements()})
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
+		defer cancel()
+		if saveErr := a.save(saveCtx, t); saveErr != nil {
+			a.cfg.Logger.ErrorContext(saveCtx, "saving paused run failed", "run_id", out.RunID, "error", saveErr)
+			return out, saveErr
+		}
+		return out, nil
+	}
 	if err == nil {
 		out.Status = run.StatusCompleted
 		out.ContentType = "str"
@@ -559,6 +575,24 @@ func (a *Agent) finish(parent context.Context, t *turn, err error) (*run.Output,
 		return out, errors.Join(err, saveErr)
 	}
 	return out, err
+}
+
+// pause marks the run PAUSED on tool calls awaiting the user's
+// confirmation, one requirement per call.
+func (a *Agent) pause(out *run.Output, calls []*run.ToolExecution, now time.Time) {
+	out.Status = run.StatusPaused
+	for _, call := range calls {
+		tool := call
+		if i := slices.IndexFunc(out.Tools, func(t *run.ToolExecution) bool { return t.ToolCallID == call.ToolCallID }); i >= 0 {
+			tool = out.Tools[i]
+		} else {
+			out.Tools = append(out.Tools, tool)
+		}
+		tool.ToolName, tool.ToolArgs = call.ToolName, call.ToolArgs
+		tool.Result, tool.ToolCallError = nil, nil
+		tool.RequiresConfirmation, tool.Confirmed = true, nil
+		out.Requirements = append(out.Requirements, run.NewRequirement(tool, now))
+	}
 }
 
 // interrupted ends a run stopped by its process shutting down: saved as

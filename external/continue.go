@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -50,6 +51,9 @@ func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield f
 	src, err := a.source(parent, req)
 	if err != nil {
 		return nil, &startError{err}
+	}
+	if src.Status == run.StatusPaused {
+		return a.decide(parent, src, req, yield)
 	}
 	cut, replay, err := continueCut(src, req)
 	if err != nil {
@@ -119,10 +123,12 @@ func (a *Agent) source(ctx context.Context, req *run.ContinueRequest) (*run.Outp
 		return nil, fmt.Errorf("continue run %s: it belongs to agent %s: %w", src.RunID, src.AgentID, run.ErrNotContinuable)
 	case src.Status == run.StatusCancelled:
 		return nil, fmt.Errorf("continue run %s: it was cancelled: %w", src.RunID, run.ErrNotContinuable)
+	case src.Status == run.StatusPaused:
+		return src, nil
 	case !src.Status.Terminal():
 		return nil, fmt.Errorf("continue run %s: it is %s; continue it once it has ended: %w", src.RunID, src.Status, run.ErrNotContinuable)
-	case len(req.Tools) > 0 || len(src.ActiveRequirements()) > 0:
-		return nil, fmt.Errorf("continue run %s: external agents take no tool confirmations or inputs: %w", src.RunID, run.ErrInvalidContinue)
+	case len(req.Tools) > 0:
+		return nil, fmt.Errorf("continue run %s: it is not paused, so it takes no tool confirmations: %w", src.RunID, run.ErrInvalidContinue)
 	}
 	return src, nil
 }
@@ -177,4 +183,89 @@ func (a *Agent) Compact(ctx context.Context, sessionID, userID string) (*run.Out
 		return nil, fmt.Errorf("compact: %w: a session id is required", run.ErrInvalidInput)
 	}
 	return a.Run(ctx, &run.Input{InputContent: CompactInput, SessionID: sessionID, UserID: userID, PersistOnStart: true})
+}
+
+// decide continues a paused run in place with the user's decisions on its
+// tool calls: the harness session goes on, told what the user decided, and
+// an approved call it makes again is allowed.
+func (a *Agent) decide(parent context.Context, src *run.Output, req *run.ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
+	byID := map[string]*run.ToolExecution{}
+	for _, tool := range req.Tools {
+		if tool != nil && tool.Confirmed != nil {
+			byID[tool.ToolCallID] = tool
+		}
+	}
+	var decisions []*run.ToolExecution
+	var waiting []string
+	for _, tool := range src.Tools {
+		if !tool.RequiresConfirmation || tool.Confirmed != nil {
+			continue
+		}
+		answer, ok := byID[tool.ToolCallID]
+		if !ok {
+			waiting = append(waiting, fmt.Sprintf("%s (%s)", tool.ToolName, tool.ToolCallID))
+			continue
+		}
+		tool.Confirmed, tool.ConfirmationNote = answer.Confirmed, answer.ConfirmationNote
+		decisions = append(decisions, tool)
+	}
+	if len(waiting) > 0 {
+		return nil, &startError{fmt.Errorf("continue run %s: %w: confirm or reject %s", src.RunID, run.ErrUnresolved, strings.Join(waiting, ", "))}
+	}
+	for _, r := range src.Requirements {
+		if r.ToolExecution == nil || r.Confirmation != nil {
+			continue
+		}
+		if answer, ok := byID[r.ToolExecution.ToolCallID]; ok {
+			r.Confirmation, r.ConfirmationNote = answer.Confirmed, answer.ConfirmationNote
+			r.ToolExecution.Confirmed, r.ToolExecution.ConfirmationNote = answer.Confirmed, answer.ConfirmationNote
+		}
+	}
+	release, err := a.begin(parent, src.SessionID, src.RunID)
+	if err != nil {
+		return nil, &startError{err}
+	}
+	defer release()
+	session, err := storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: src.SessionID,
+		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: req.UserID})
+	if err != nil {
+		return nil, &startError{err}
+	}
+	in := src.Input
+	if in == nil {
+		in = &run.Input{}
+	}
+	in.PersistOnStart = true
+	src.Status = run.StatusRunning
+	if src.Metrics == nil {
+		src.Metrics = &run.RunMetrics{}
+	}
+	src.Metrics.StartTimer(a.cfg.Now())
+	harness, _ := session.SessionData[a.cfg.Driver.SessionKey()].(string)
+	t := &turn{out: src, session: session, schema: a.cfg.OutputSchema, prompt: decisionPrompt(decisions), harness: harness, decisions: decisions}
+	if len(in.OutputSchema) > 0 {
+		t.schema = in.OutputSchema
+	}
+	t.history = func(context.Context) (string, error) { return t.prompt, nil }
+	return a.drive(parent, t, in, &run.RunContinued{}, yield)
+}
+
+// decisionPrompt tells the harness what the user decided on each call.
+func decisionPrompt(decisions []*run.ToolExecution) string {
+	var b strings.Builder
+	for _, d := range decisions {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		if *d.Confirmed {
+			fmt.Fprintf(&b, "The user approved your call to %s (tool_use_id %s). Make that call again now, exactly as before.", d.ToolName, d.ToolCallID)
+			continue
+		}
+		fmt.Fprintf(&b, "The user declined your call to %s (tool_use_id %s).", d.ToolName, d.ToolCallID)
+		if d.ConfirmationNote != "" {
+			fmt.Fprintf(&b, " Their note: %s", d.ConfirmationNote)
+		}
+		b.WriteString(" Do not make it; go on without it.")
+	}
+	return b.String()
 }

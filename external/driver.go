@@ -162,6 +162,10 @@ func retryable(err error) bool {
 		errors.Is(err, run.ErrNotContinuable) || errors.Is(err, run.ErrInvalidInput) {
 		return false
 	}
+	var pause *PauseError
+	if errors.As(err, &pause) {
+		return false
+	}
 	var turnErr *TurnError
 	if errors.As(err, &turnErr) {
 		return !turnErr.Permanent

@@ -31,6 +31,10 @@ import (
 //	[[json:{...}]]            the StructuredOutput tool's input, when the
 //	                          request declares that tool (claude --json-schema)
 //
+// A prompt without directives saying "approved your call to Name
+// (tool_use_id id)" makes that earlier call again, as a model told of the
+// user's approval does.
+//
 // Once the last message carries tool results, the answer is
 // "fake-final: <results>", so a test sees the tool really ran.
 
@@ -88,6 +92,8 @@ func directedReply(body map[string]any) Reply {
 	case found["tool"] != "":
 		name, input, _ := strings.Cut(found["tool"], "|")
 		call = &Block{Type: BlockToolUse, Name: name, Input: strings.TrimSpace(input)}
+	default:
+		call = approvedCall(messages, prompt)
 	}
 	if call != nil && len(results) == 0 && !used[call.Name] {
 		var blocks []Block
@@ -180,6 +186,33 @@ func lastToolResults(messages []any) []string {
 		results = append(results, strings.TrimSpace(reminder.ReplaceAllString(text, "")))
 	}
 	return results
+}
+
+// approval matches a prompt telling the model the user approved a call
+// it made before ("approved your call to Write (tool_use_id toolu_…)").
+var approval = regexp.MustCompile(`approved your call to (\w+) \(tool_use_id ([^)\s]+)\)`)
+
+// approvedCall is the call a prompt says the user approved, made again
+// with the same input — what a cooperative model does; nil for any other
+// prompt.
+func approvedCall(messages []any, prompt string) *Block {
+	m := approval.FindStringSubmatch(prompt)
+	if m == nil {
+		return nil
+	}
+	for _, msg := range messages {
+		message, _ := msg.(map[string]any)
+		if message["role"] != "assistant" {
+			continue
+		}
+		for _, block := range contentBlocks(message["content"]) {
+			if block["type"] == "tool_use" && block["id"] == m[2] && block["name"] == m[1] {
+				input, _ := json.Marshal(block["input"])
+				return &Block{Type: BlockToolUse, Name: m[1], Input: string(input)}
+			}
+		}
+	}
+	return nil
 }
 
 // reminder matches a <system-reminder> block the CLI adds to a tool
