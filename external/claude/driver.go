@@ -250,6 +250,11 @@ func notResumable(err error) bool {
 // turn runs one CLI process for one turn. spoke reports whether any line
 // other than a system line arrived (after which no fallback is allowed).
 func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt string) (*external.TurnResult, bool, error) {
+	var before CostState
+	if req.HarnessSession != "" {
+		// A resumed session reports running totals: keep where they stood.
+		before, _ = LastCostState(filepath.Join(ProjectDir(d.opts.ConfigDir, d.opts.Cwd), req.HarnessSession+".jsonl"))
+	}
 	p, err := StartProcess(ctx, ProcessConfig{Bin: d.opts.Bin, Dir: d.opts.Cwd, Env: d.env(),
 		Args: d.args(req.HarnessSession, req.OutputSchema), CloseGrace: d.opts.InterruptGrace})
 	if errors.Is(err, ErrCLINotFound) {
@@ -270,6 +275,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 		return nil, false, d.stopped(ctx, p, err)
 	}
 	t := NewTurn(started)
+	t.Since(before)
 	structured := len(req.OutputSchema) > 0
 	spoke := false
 	var lineErr error

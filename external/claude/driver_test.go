@@ -99,6 +99,13 @@ func TestAgentRunsABashTurnAndResumesFromTheDatabase(t *testing.T) {
 	session, err = r.store.GetSession(t.Context(), "s1", storage.GetSessionOptions{})
 	require.NoError(t, err)
 	require.Equal(t, cliSession, session.SessionData[claude.SessionKey], "the same CLI session goes on")
+
+	// The resumed CLI reports the session's running cost; the run counts
+	// its own turn only.
+	require.Less(t, *out2.Metrics.Cost, *out.Metrics.Cost*1.5, "the second turn's cost is its own, not the session's total")
+	detail := out2.Metrics.Details[run.ModelTypeModel]
+	require.Len(t, detail, 1)
+	require.Less(t, detail[0].InputTokens, out.Metrics.InputTokens*3/2)
 }
 
 // firstRunID returns the id of the session's only run.

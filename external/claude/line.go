@@ -169,6 +169,17 @@ type ModelUsage struct {
 	ContextWindow            int64   `json:"contextWindow"`
 }
 
+// minus returns the usage since before (a session's earlier running
+// totals).
+func (u ModelUsage) minus(before ModelUsage) ModelUsage {
+	u.InputTokens = max(0, u.InputTokens-before.InputTokens)
+	u.OutputTokens = max(0, u.OutputTokens-before.OutputTokens)
+	u.CacheReadInputTokens = max(0, u.CacheReadInputTokens-before.CacheReadInputTokens)
+	u.CacheCreationInputTokens = max(0, u.CacheCreationInputTokens-before.CacheCreationInputTokens)
+	u.CostUSD = max(0, u.CostUSD-before.CostUSD)
+	return u
+}
+
 // PermissionDenial is a tool call the CLI's permissions refused.
 type PermissionDenial struct {
 	ToolName  string          `json:"tool_name"`

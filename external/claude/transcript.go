@@ -291,3 +291,25 @@ func withSessionID(entry json.RawMessage, sessionID string) json.RawMessage {
 	}
 	return rewritten
 }
+
+// LastCostState reads the running totals of the last cost-state line of
+// a transcript file; zero when it has none.
+func LastCostState(path string) (CostState, error) {
+	lines, err := readLines(path)
+	if err != nil {
+		return CostState{}, err
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !bytes.Contains(lines[i], []byte(`"cost-state"`)) {
+			continue
+		}
+		var state struct {
+			Type string `json:"type"`
+			CostState
+		}
+		if json.Unmarshal(lines[i], &state) == nil && state.Type == "cost-state" {
+			return state.CostState, nil
+		}
+	}
+	return CostState{}, nil
+}

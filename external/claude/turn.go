@@ -38,7 +38,21 @@ type Turn struct {
 	// for their results; batchOf names a call's assistant message.
 	pending map[string]map[string]bool
 	batchOf map[string]string
+	// before are the session's running totals before this turn: a resumed
+	// CLI session reports cost and per-model usage since its start.
+	before CostState
 }
+
+// CostState is a CLI session's running totals, as its transcript's
+// cost-state lines and its results report them.
+type CostState struct {
+	TotalCostUSD float64               `json:"totalCostUSD"`
+	ModelUsage   map[string]ModelUsage `json:"modelUsage"`
+}
+
+// Since sets the session's totals before this turn, so that the turn's
+// metrics count only its own cost and per-model usage.
+func (t *Turn) Since(before CostState) { t.before = before }
 
 // NewTurn starts gathering a turn that began at started.
 func NewTurn(started time.Time) *Turn {
@@ -214,11 +228,14 @@ func (t *Turn) Metrics(now time.Time) *run.RunMetrics {
 		m.TotalTokens = m.InputTokens + m.OutputTokens
 	}
 	if t.Result.TotalCostUSD > 0 || t.Result.Usage != nil {
-		cost := t.Result.TotalCostUSD
+		cost := max(0, t.Result.TotalCostUSD-t.before.TotalCostUSD)
 		m.Cost = &cost
 	}
 	for _, id := range slices.Sorted(maps.Keys(t.Result.ModelUsage)) {
-		mu := t.Result.ModelUsage[id]
+		mu := t.Result.ModelUsage[id].minus(t.before.ModelUsage[id])
+		if mu.InputTokens == 0 && mu.OutputTokens == 0 && mu.CostUSD == 0 {
+			continue // a model used by earlier turns only
+		}
 		cost := mu.CostUSD
 		detail := run.ModelMetrics{ID: id, Provider: ProviderName, Metrics: run.Metrics{
 			InputTokens: mu.InputTokens + mu.CacheReadInputTokens + mu.CacheCreationInputTokens, OutputTokens: mu.OutputTokens,
