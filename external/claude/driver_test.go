@@ -102,7 +102,7 @@ func TestAgentRunsABashTurnAndResumesFromTheDatabase(t *testing.T) {
 
 	// The resumed CLI reports the session's running cost; the run counts
 	// its own turn only.
-	require.Less(t, *out2.Metrics.Cost, *out.Metrics.Cost*1.5, "the second turn's cost is its own, not the session's total")
+	require.Less(t, *out2.Metrics.Cost, *out.Metrics.Cost, "one model call costs less than the first turn's two: the cost is the turn's own, not the session's total")
 	detail := out2.Metrics.Details[run.ModelTypeModel]
 	require.Len(t, detail, 1)
 	require.Less(t, detail[0].InputTokens, out.Metrics.InputTokens*3/2)
