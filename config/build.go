@@ -15,19 +15,15 @@ import (
 
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/durable"
+	"github.com/agnogo/agnogo/external"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
 )
 
-// Errors of [OS.Runner]. Match them with errors.Is.
-var (
-	// ErrUnknownAgent: no agent has the id.
-	ErrUnknownAgent = errors.New("unknown agent")
-	// ErrUnavailable: the agent is configured but this build cannot run it
-	// (external claude and codex agents).
-	ErrUnavailable = errors.New("not available in this build")
-)
+// ErrUnknownAgent is the error of [OS.Runner] when no agent has the id.
+// Match it with errors.Is.
+var ErrUnknownAgent = errors.New("unknown agent")
 
 // toolsError marks a toolkit that could not be built, so that the error
 // points at the toolkit's settings.
@@ -63,9 +59,10 @@ type OS struct {
 	File *File
 	// Store is the opened database.
 	Store dburl.Store
-	// Agents are the runnable agents by id. External agents are not in it;
-	// see [OS.Runner].
+	// Agents are the native agents by id.
 	Agents map[string]*agent.Agent
+	// External are the external agents (claude, codex) by id.
+	External map[string]*external.Agent
 	// AgentIDs lists every configured agent id in file order, external
 	// agents included.
 	AgentIDs []string
@@ -78,10 +75,9 @@ type OS struct {
 	// warning in Warnings.
 	MissingCredentials []MissingCredential
 
-	external map[string]*Agent
-	dbURL    string
-	queue    *durable.Queue
-	redis    io.Closer // the queue's Redis client, when it has one
+	dbURL string
+	queue *durable.Queue
+	redis io.Closer // the queue's Redis client, when it has one
 }
 
 // MissingCredential is a model built without credentials: its agents' runs
@@ -95,16 +91,15 @@ type MissingCredential struct {
 	Agents []string
 }
 
-// Runner returns the agent with the given id. An unknown id returns an error
-// wrapping [ErrUnknownAgent] that lists the known ids; an external agent
-// (claude, codex), which this build cannot run yet, an error wrapping
-// [ErrUnavailable].
+// Runner returns the agent with the given id, native or external. An
+// unknown id returns an error wrapping [ErrUnknownAgent] that lists the known
+// ids.
 func (o *OS) Runner(id string) (run.Runner, error) {
 	if a, ok := o.Agents[id]; ok {
 		return a, nil
 	}
-	if a, ok := o.external[id]; ok {
-		return nil, fmt.Errorf("agent %q is a %s agent, which is %w: external agents arrive in a later release", id, a.Type, ErrUnavailable)
+	if a, ok := o.External[id]; ok {
+		return a, nil
 	}
 	known := "no agents are configured"
 	if len(o.AgentIDs) > 0 {
@@ -138,7 +133,8 @@ func (o *OS) Close() error {
 // model whose credentials are missing does not fail Build: its agents are
 // built, [OS.Warnings] names the variable to set, and each run of those
 // agents fails with an authentication error naming it. External agents are
-// listed in [OS.AgentIDs] but not built (see [OS.Runner]).
+// built without starting their CLI: a missing binary fails their runs, not
+// Build.
 func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -158,14 +154,19 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		dbURL:    dbURL,
 		Agents:   map[string]*agent.Agent{},
 		Warnings: slices.Clone(f.Warnings),
-		external: map[string]*Agent{},
+		External: map[string]*external.Agent{},
 	}
 	models := map[*Model]model.Model{}
 	missing := map[*Model]int{} // index in built.MissingCredentials
 	for _, a := range f.Agents {
 		built.AgentIDs = append(built.AgentIDs, a.ID)
 		if a.External() {
-			built.external[a.ID] = a
+			ext, err := buildExternal(a, store, opts)
+			if err != nil {
+				_ = store.Close()
+				return nil, f.errorAt(a.Line, a, err)
+			}
+			built.External[a.ID] = ext
 			continue
 		}
 		if a.ResolvedModel == nil {

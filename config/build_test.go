@@ -78,6 +78,7 @@ agents:
 	require.Equal(t, "Test OS", b.os.Name)
 	require.Equal(t, []string{"helper", "coder", "codex"}, b.os.AgentIDs)
 	require.Len(t, b.os.Agents, 1)
+	require.Len(t, b.os.External, 2)
 	require.Empty(t, b.os.Warnings)
 	require.Equal(t, "Helper", b.os.Agents["helper"].Name())
 
@@ -103,9 +104,12 @@ agents:
 	require.Equal(t, []string{"system: Answer in one word.", "user: Capital of France?", "assistant: Paris", "user: And of Italy?"},
 		messageTexts(b.fake.Requests()[1]))
 
-	_, err = b.os.Runner("coder")
-	require.ErrorIs(t, err, ErrUnavailable)
-	require.EqualError(t, err, `agent "coder" is a claude agent, which is not available in this build: external agents arrive in a later release`)
+	for id, wantName := range map[string]string{"coder": "coder", "codex": "codex"} {
+		runner, err := b.os.Runner(id)
+		require.NoError(t, err, "external agents are built and runnable")
+		require.Same(t, b.os.External[id], runner)
+		require.Equal(t, wantName, runner.Name())
+	}
 	_, err = b.os.Runner("nobody")
 	require.ErrorIs(t, err, ErrUnknownAgent)
 	require.EqualError(t, err, `unknown agent "nobody"; known agents: helper, coder, codex`)

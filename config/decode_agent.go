@@ -20,16 +20,41 @@ var (
 	agentTypeKeys = map[string][]string{
 		TypeNative: {"tools", "workspace", "add_history_to_context", "num_history_runs", "retries", "delay_between_retries",
 			"exponential_backoff", "tool_call_limit", "store_events", "output_schema"},
-		TypeClaude: {"cwd", "permission_mode", "max_turns"},
-		TypeCodex:  {"cwd", "sandbox", "reasoning_effort"},
+		TypeClaude: {"description", "cwd", "claude_bin", "permission_mode", "tools", "allowed_tools", "disallowed_tools",
+			"mcp_servers", "strict_mcp_config", "setting_sources", "max_turns", "max_budget_usd", "env", "config_dir",
+			"project_key", "keep_uploads", "retries", "delay_between_retries", "exponential_backoff", "store_events",
+			"output_schema"},
+		TypeCodex: {"description", "cwd", "codex_bin", "sandbox", "approval_mode", "reasoning_effort", "base_instructions",
+			"ephemeral", "config", "env", "codex_home", "keep_uploads", "retries", "delay_between_retries",
+			"exponential_backoff", "store_events", "output_schema"},
 	}
 	workspaceKeys = []string{"root", "confirm_writes"}
+	// managedKeys are options of the Claude and Codex SDKs that agnogo
+	// sets itself on external agents, with what it does instead.
+	managedKeys = map[string]string{
+		"resume":                   "agnogo resumes the CLI session of each agnogo session itself",
+		"session_id":               "agnogo resumes the CLI session of each agnogo session itself",
+		"continue":                 "agnogo resumes the CLI session of each agnogo session itself",
+		"continue_conversation":    "agnogo resumes the CLI session of each agnogo session itself",
+		"fork_session":             "agnogo forks CLI sessions itself when a run continues from an earlier point",
+		"include_partial_messages": "agnogo asks for partial messages whenever a run streams",
+	}
+	// unsupportedKeys are claude agent options agnogo does not pass on yet.
+	unsupportedKeys = []string{"skills", "plugins"}
+	// managedEnv are the environment variables each external driver sets,
+	// with the key to use instead ("" when there is none).
+	managedEnv = map[string]map[string]string{
+		TypeClaude: {"CLAUDE_CODE_ENTRYPOINT": "", "CLAUDE_CONFIG_DIR": "config_dir"},
+		TypeCodex:  {"CODEX_HOME": "codex_home"},
+	}
 )
 
 // The values external agents' keys accept.
 var (
 	// claudePermissionModes are the claude CLI's --permission-mode values.
 	claudePermissionModes = []string{"default", "acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"}
+	// claudeSettingSources are the claude CLI's --setting-sources values.
+	claudeSettingSources = []string{"user", "project", "local"}
 	// codexSandboxes maps each accepted spelling to codex's own.
 	codexSandboxes = map[string]string{
 		"read-only": "read-only", "read_only": "read-only", "readonly": "read-only",
@@ -37,10 +62,16 @@ var (
 		"danger-full-access": "danger-full-access", "danger_full_access": "danger-full-access",
 		"full-access": "danger-full-access", "full_access": "danger-full-access",
 	}
+	codexApprovalModes    = []string{"auto_review", "deny_all"}
 	codexReasoningEfforts = []string{"minimal", "low", "medium", "high", "xhigh"}
+	// envNamePattern is what an environment variable's name may be.
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// The defaults of agnogo agents, as agent.Config applies them.
+// maxBudgetUSD bounds max_budget_usd, to catch a misplaced digit.
+const maxBudgetUSD = 1_000_000
+
+// The defaults of agents, as agent.Config and external.Config apply them.
 const (
 	defaultNumHistoryRuns      = 3
 	defaultDelayBetweenRetries = time.Second
@@ -114,6 +145,14 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			a.Instructions = d.str(f.value, keyWhat)
 			continue
 		}
+		if why, managed := managedKeys[f.name()]; managed && a.External() {
+			d.errorf(f.key, "key %q %s is managed by agnogo and cannot be set: %s", f.name(), where(what), why)
+			continue
+		}
+		if slices.Contains(unsupportedKeys, f.name()) && a.Type == TypeClaude {
+			d.errorf(f.key, "key %q %s is not supported yet for claude agents; remove it", f.name(), where(what))
+			continue
+		}
 		if !slices.Contains(agentTypeKeys[a.Type], f.name()) {
 			if others := typesOfKey(f.name()); len(others) > 0 {
 				d.errorf(f.key, "key %q %s is for %s only; this is %s", f.name(), where(what), describeTypes(others), describeType(a.Type))
@@ -124,6 +163,10 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 		}
 		switch f.name() {
 		case "tools":
+			if a.Type == TypeClaude {
+				a.ClaudeTools = d.claudeTools(f.value, keyWhat)
+				continue
+			}
 			a.Tools = d.strings(f.value, keyWhat)
 			d.checkTools(f.value, a, what)
 		case "workspace":
@@ -147,12 +190,36 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			a.StoreEvents = d.boolean(f.value, keyWhat)
 		case "output_schema":
 			outputSchema = f.value
+		case "description":
+			a.Description = d.str(f.value, keyWhat)
+		case "claude_bin", "codex_bin":
+			a.Bin = d.str(f.value, keyWhat)
 		case "cwd":
 			a.Cwd = d.str(f.value, keyWhat)
+		case "env":
+			a.Env = d.env(f.value, keyWhat, a.Type)
+		case "keep_uploads":
+			a.KeepUploads = d.boolean(f.value, keyWhat)
 		case "permission_mode":
 			a.PermissionMode = d.oneOf(f.value, keyWhat, true, claudePermissionModes...)
+		case "allowed_tools":
+			a.AllowedTools = d.nonEmptyStrings(f.value, keyWhat)
+		case "disallowed_tools":
+			a.DisallowedTools = d.nonEmptyStrings(f.value, keyWhat)
+		case "mcp_servers":
+			a.MCPServers = d.mcpServers(f.value, keyWhat)
+		case "strict_mcp_config":
+			a.StrictMCPConfig = d.boolean(f.value, keyWhat)
+		case "setting_sources":
+			a.SettingSources = d.settingSources(f.value, keyWhat)
 		case "max_turns":
 			a.MaxTurns = d.integer(f.value, keyWhat, 1)
+		case "max_budget_usd":
+			a.MaxBudgetUSD = d.number(f.value, keyWhat, 0, maxBudgetUSD)
+		case "config_dir":
+			a.ConfigDir = d.str(f.value, keyWhat)
+		case "project_key":
+			a.ProjectKey = d.str(f.value, keyWhat)
 		case "sandbox":
 			spelling := d.str(f.value, keyWhat)
 			if sandbox, ok := codexSandboxes[spelling]; ok {
@@ -160,8 +227,18 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			} else if spelling != "" {
 				d.errorf(f.value, "%s: %q is not one of read-only, workspace-write, danger-full-access", keyWhat, spelling)
 			}
+		case "approval_mode":
+			a.ApprovalMode = d.oneOf(f.value, keyWhat, true, codexApprovalModes...)
 		case "reasoning_effort":
 			a.ReasoningEffort = d.oneOf(f.value, keyWhat, true, codexReasoningEfforts...)
+		case "base_instructions":
+			a.BaseInstructions = d.str(f.value, keyWhat)
+		case "ephemeral":
+			a.Ephemeral = d.boolean(f.value, keyWhat)
+		case "config":
+			a.CodexConfig = d.jsonObject(f.value, keyWhat, "a mapping of Codex config.toml keys, such as {model_verbosity: low}")
+		case "codex_home":
+			a.CodexHome = d.str(f.value, keyWhat)
 		}
 	}
 	if a.Name == "" {
@@ -170,7 +247,7 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 	if a.NumHistoryRuns == 0 && a.Type == TypeNative {
 		a.NumHistoryRuns = defaultNumHistoryRuns
 	}
-	if a.DelayBetweenRetries == 0 && a.Type == TypeNative {
+	if a.DelayBetweenRetries == 0 {
 		a.DelayBetweenRetries = defaultDelayBetweenRetries
 	}
 	if outputSchema != nil {

@@ -57,8 +57,14 @@
 //
 // # External agents
 //
-// Agents of type claude and codex are parsed and checked (cwd,
-// permission_mode, sandbox, …) but this build cannot run them:
-// [OS.Runner] returns an error wrapping [ErrUnavailable] for them, so a
-// config written for a later release still loads.
+// Agents of type claude and codex drive the claude CLI and codex app-server
+// (packages external/claude and external/codex); [File.Build] builds them
+// into [OS.External] without starting anything, and [OS.Runner] and
+// [OS.Server] serve them beside the native agents. Their options are typed
+// keys (permission_mode, allowed_tools, mcp_servers, sandbox, env,
+// claude_bin, …); the options agnogo manages itself — resume, session_id,
+// continue, fork_session, include_partial_messages — are refused, as are
+// environment variables the drivers set. Relative paths (cwd, claude_bin,
+// config_dir, codex_home) are relative to the directory agnogo runs in, as
+// db and workspace.root are.
 package config

@@ -223,13 +223,14 @@ type Agent struct {
 	// agent it is a key of the models mapping or provider:id; left out, the
 	// agent runs on $AGNOGO_MODEL, else [DefaultModel] (see ResolvedModel).
 	// For an external agent it is the CLI's own model name; left out, the
-	// CLI chooses.
+	// driver's default: claude-sonnet-4-6 (claude), gpt-5.6-luna (codex).
 	Model string
 	// ResolvedModel is the model a native agent runs on; nil for external
 	// agents.
 	ResolvedModel *Model
-	// Instructions are the system message (native), the appended system
-	// prompt (claude) or the developer instructions (codex). Defaults to "".
+	// Instructions are the system message (native), the system prompt
+	// replacing Claude Code's own (claude, --system-prompt) or the developer
+	// instructions added to Codex's (codex). Defaults to "".
 	Instructions string
 
 	// Tools are the built-in toolkits a native agent may use, by name
@@ -244,8 +245,8 @@ type Agent struct {
 	// NumHistoryRuns is how many earlier runs make the history. Defaults
 	// to 3.
 	NumHistoryRuns int
-	// Retries is how many more attempts a run gets after a retryable model
-	// failure. Defaults to 0.
+	// Retries is how many more attempts a run gets after a retryable
+	// failure (of the model, or of an external agent's turn). Defaults to 0.
 	Retries int
 	// DelayBetweenRetries is the wait before a retry (written in seconds).
 	// Defaults to 1s.
@@ -258,24 +259,78 @@ type Agent struct {
 	// StoreEvents keeps each run's events on the stored run. Defaults to
 	// false.
 	StoreEvents bool
-	// OutputSchema asks for a structured answer matching a JSON Schema.
-	// Defaults to nil: a text answer.
+	// OutputSchema asks for a structured answer matching a JSON Schema
+	// whose root is an object. Defaults to nil: a text answer.
 	OutputSchema *agent.OutputSchema
 
-	// Cwd is the working directory of an external agent. Defaults to the
-	// directory agnogo runs in.
+	// Description says what an external agent is for. Defaults to "".
+	Description string
+	// Bin is an external agent's CLI (claude_bin, codex_bin): a path, or
+	// a name looked up on PATH. Defaults to "" — claude or codex on PATH.
+	Bin string
+	// Cwd is the working directory of an external agent (relative to the
+	// directory agnogo runs in). Defaults to the directory agnogo runs in.
 	Cwd string
+	// Env is added to an external CLI's environment (agnogo's own).
+	// Defaults to nil.
+	Env map[string]string
+	// KeepUploads leaves a run's staged attachments on disk after it.
+	// Defaults to false.
+	KeepUploads bool
+
 	// PermissionMode is the claude CLI's --permission-mode. Defaults to
 	// the CLI's own ("default").
 	PermissionMode string
+	// ClaudeTools restricts the claude CLI's built-in tools (the tools key
+	// of a claude agent, --tools). Defaults to nil: the CLI's set.
+	ClaudeTools []string
+	// AllowedTools and DisallowedTools are the claude CLI's
+	// --allowedTools and --disallowedTools rules. Default to nil.
+	AllowedTools, DisallowedTools []string
+	// MCPServers are the claude CLI's MCP servers by name, each as
+	// Claude Code's .mcp.json writes it (--mcp-config). Defaults to nil.
+	MCPServers map[string]any
+	// StrictMCPConfig makes the claude CLI use MCPServers only
+	// (--strict-mcp-config). Defaults to false.
+	StrictMCPConfig bool
+	// SettingSources are the claude CLI's settings read (user, project,
+	// local; --setting-sources). Defaults to nil: the CLI's own.
+	SettingSources []string
 	// MaxTurns caps the claude CLI's turns per run. Defaults to 0: no cap.
 	MaxTurns int
+	// MaxBudgetUSD caps the claude CLI's spending per run, in dollars.
+	// Defaults to 0: no cap.
+	MaxBudgetUSD float64
+	// ConfigDir is the claude CLI's config dir (CLAUDE_CONFIG_DIR).
+	// Defaults to "": $CLAUDE_CONFIG_DIR, else ~/.claude.
+	ConfigDir string
+	// ProjectKey groups a claude agent's transcripts in the database.
+	// Defaults to "": the agent's id.
+	ProjectKey string
+
 	// Sandbox is codex's sandbox: read-only, workspace-write or
 	// danger-full-access. Defaults to the CLI's own (read-only).
 	Sandbox string
+	// ApprovalMode answers codex's escalated permission requests:
+	// auto_review (Codex's reviewer decides) or deny_all (all declined).
+	// Defaults to "": auto_review, the driver's default.
+	ApprovalMode string
 	// ReasoningEffort is codex's reasoning effort (minimal, low, medium,
 	// high, xhigh). Defaults to the model's own.
 	ReasoningEffort string
+	// BaseInstructions replace Codex's built-in system prompt. Defaults
+	// to "": Codex's own.
+	BaseInstructions string
+	// Ephemeral keeps no codex thread files; the thread cannot be resumed,
+	// so each run starts afresh with the session's history. Defaults to
+	// false.
+	Ephemeral bool
+	// CodexConfig overrides Codex's config.toml for every thread (the
+	// config key). Defaults to nil.
+	CodexConfig map[string]any
+	// CodexHome is codex's home directory (CODEX_HOME). Defaults to "":
+	// $CODEX_HOME, else ~/.codex.
+	CodexHome string
 
 	// Line is where the agent's entry starts.
 	Line int

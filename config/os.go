@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"log/slog"
 	"os"
 	"strconv"
@@ -24,21 +23,19 @@ type ServerOptions struct {
 	Getenv func(string) string
 	// Version is the version /info reports. Defaults to agentos's own.
 	Version string
-	// Logger receives the server's logs, and a warning for each configured
-	// agent that is not served. Defaults to slog.Default().
+	// Logger receives the server's logs. Defaults to slog.Default().
 	Logger *slog.Logger
 }
 
 // Server returns the configuration of the AgentOS HTTP server that serves
-// this OS: its name, database, the runnable agents in file order, auth and
-// CORS. Pass it to [agentos.New].
+// this OS: its name, database, every agent (native and external) in file
+// order, auth and CORS. Pass it to [agentos.New].
 //
-// Agents this build cannot run (external claude and codex agents) are left
-// out with a warning on the logger. The security key is auth.security_key,
-// else $OS_SECURITY_KEY; auth.jwt becomes [agentos.JWTConfig] (with
-// authorization: false it only validates tokens); user isolation is on when
-// auth.user_isolation or auth.jwt.user_isolation is. Keys and the JWKS file
-// are checked by [agentos.New].
+// The security key is auth.security_key, else $OS_SECURITY_KEY; auth.jwt
+// becomes [agentos.JWTConfig] (with authorization: false it only validates
+// tokens); user isolation is on when auth.user_isolation or
+// auth.jwt.user_isolation is. Keys and the JWKS file are checked by
+// [agentos.New].
 func (o *OS) Server(opts ServerOptions) agentos.Config {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -53,15 +50,9 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 		Logger:  opts.Logger,
 	}
 	for _, id := range o.AgentIDs {
-		runner, err := o.Runner(id)
-		if errors.Is(err, ErrUnavailable) {
-			opts.Logger.Warn("agent not served", slog.String("agent", id), slog.String("reason", err.Error()))
-			continue
+		if runner, err := o.Runner(id); err == nil {
+			cfg.Runners = append(cfg.Runners, runner)
 		}
-		if err != nil {
-			continue // AgentIDs only lists configured agents
-		}
-		cfg.Runners = append(cfg.Runners, runner)
 	}
 	if f := o.File; f != nil {
 		cfg.CORSAllowedOrigins = f.CORSAllowedOrigins

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/agentos"
+	"github.com/agnogo/agnogo/run"
 )
 
 func TestParseServerKeys(t *testing.T) {
@@ -66,7 +67,8 @@ models:
   fake: {provider: openai, id: gpt-test, base_url: http://127.0.0.1:9/v1, api_key: sk}
 agents:
   - {id: second, model: fake}
-  - {id: coder, type: claude}
+  - {id: coder, type: claude, name: Coder}
+  - {id: reviewer, type: codex}
   - {id: first, model: fake}
 `, map[string]string{SecurityKeyEnv: "from-env"})
 	cfg := built.Server(opts)
@@ -74,12 +76,16 @@ agents:
 	require.Equal(t, "v1.2.3", cfg.Version)
 	require.NotNil(t, cfg.Store)
 	require.Same(t, opts.Logger, cfg.Logger)
-	var ids []string
+	var ids, names []string
 	for _, r := range cfg.Runners {
 		ids = append(ids, r.ID())
+		names = append(names, r.Name())
+		require.Equal(t, run.KindAgent, r.Kind())
 	}
-	require.Equal(t, []string{"second", "first"}, ids, "file order; the external agent is left out")
-	require.Contains(t, log.String(), `msg="agent not served" agent=coder`)
+	require.Equal(t, []string{"second", "coder", "reviewer", "first"}, ids, "every agent, external ones included, in file order")
+	require.Equal(t, []string{"second", "Coder", "reviewer", "first"}, names)
+	require.Same(t, built.External["coder"], cfg.Runners[1])
+	require.Empty(t, log.String(), "nothing is left out with a warning")
 	require.Equal(t, "from-file", cfg.Auth.SecurityKey, "the file's key wins over $OS_SECURITY_KEY")
 	require.False(t, cfg.Auth.UserIsolation)
 	require.Equal(t, []string{"https://chat.example.com"}, cfg.CORSAllowedOrigins)

@@ -66,16 +66,51 @@ agents:
   - id: coder
     type: claude
     name: Coder
+    description: Edits the code.
     cwd: ./workspace
+    claude_bin: /opt/claude/bin/claude
     model: claude-sonnet-4-6
     instructions: Be brief.
     permission_mode: acceptEdits
+    tools: [Bash, Read, Edit]
+    allowed_tools: ["Bash(git log:*)", Read]
+    disallowed_tools: [WebFetch]
+    mcp_servers:
+      files: {command: npx, args: [-y, files-server], env: {ROOT: /srv}}
+      search: {type: http, url: https://mcp.example.com/mcp, headers: {Authorization: Bearer t}}
+    strict_mcp_config: true
+    setting_sources: [project, local]
     max_turns: 4
+    max_budget_usd: 2.5
+    env: {ANTHROPIC_BASE_URL: http://127.0.0.1:8080, MAX_THINKING_TOKENS: 1024}
+    config_dir: ./claude-config
+    project_key: my-project
+    keep_uploads: true
+    retries: 1
+    delay_between_retries: 2
+    exponential_backoff: true
+    store_events: true
+    output_schema: {type: object, properties: {summary: {type: string}}}
   - id: codex
     type: codex
+    description: Reviews.
     cwd: ./workspace
+    codex_bin: codex-nightly
+    model: gpt-5.5
+    instructions: Review only.
+    base_instructions: You are a reviewer.
     sandbox: workspace_write
+    approval_mode: deny_all
     reasoning_effort: high
+    ephemeral: true
+    config: {model_verbosity: low, mcp_servers: {docs: {url: https://docs.example.com/mcp}}}
+    env: {OPENAI_BASE_URL: http://127.0.0.1:9000/v1}
+    codex_home: /var/lib/codex
+    keep_uploads: false
+    retries: 3
+    exponential_backoff: false
+    store_events: false
+    output_schema: '{"title": "Review", "type": "object", "properties": {"ok": {"type": "boolean"}}}'
 cors_allowed_origins: [http://localhost:3000, "https://chat.example.com:8443", "*"]
 `
 
@@ -130,18 +165,60 @@ func TestParseEveryKey(t *testing.T) {
 	require.True(t, coder.External())
 	require.Equal(t, TypeClaude, coder.Type)
 	require.Equal(t, "Coder", coder.Name)
-	require.Equal(t, "./workspace", coder.Cwd)
+	require.Equal(t, "Edits the code.", coder.Description)
+	require.Equal(t, "./workspace", coder.Cwd, "paths are kept as written; Build resolves them")
+	require.Equal(t, "/opt/claude/bin/claude", coder.Bin)
 	require.Equal(t, "claude-sonnet-4-6", coder.Model)
 	require.Nil(t, coder.ResolvedModel, "an external agent's model is the CLI's, not a models key")
 	require.Equal(t, "Be brief.", coder.Instructions)
 	require.Equal(t, "acceptEdits", coder.PermissionMode)
+	require.Empty(t, coder.Tools, "a claude agent's tools are the CLI's, not agnogo toolkits")
+	require.Nil(t, coder.Workspace)
+	require.Equal(t, []string{"Bash", "Read", "Edit"}, coder.ClaudeTools)
+	require.Equal(t, []string{"Bash(git log:*)", "Read"}, coder.AllowedTools)
+	require.Equal(t, []string{"WebFetch"}, coder.DisallowedTools)
+	require.Equal(t, map[string]any{
+		"files":  map[string]any{"command": "npx", "args": []any{"-y", "files-server"}, "env": map[string]any{"ROOT": "/srv"}},
+		"search": map[string]any{"type": "http", "url": "https://mcp.example.com/mcp", "headers": map[string]any{"Authorization": "Bearer t"}},
+	}, coder.MCPServers)
+	require.True(t, coder.StrictMCPConfig)
+	require.Equal(t, []string{"project", "local"}, coder.SettingSources)
 	require.Equal(t, 4, coder.MaxTurns)
+	require.InDelta(t, 2.5, coder.MaxBudgetUSD, 0)
+	require.Equal(t, map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080", "MAX_THINKING_TOKENS": "1024"}, coder.Env,
+		"env values are strings, numbers as written")
+	require.Equal(t, "./claude-config", coder.ConfigDir)
+	require.Equal(t, "my-project", coder.ProjectKey)
+	require.True(t, coder.KeepUploads)
+	require.Equal(t, 1, coder.Retries)
+	require.Equal(t, 2*time.Second, coder.DelayBetweenRetries)
+	require.True(t, coder.ExponentialBackoff)
+	require.True(t, coder.StoreEvents)
+	require.JSONEq(t, `{"type":"object","properties":{"summary":{"type":"string"}}}`, string(coder.OutputSchema.Schema))
 
 	codex := file.Agents[2]
 	require.Equal(t, TypeCodex, codex.Type)
 	require.Equal(t, "codex", codex.Name, "name defaults to the id")
+	require.Equal(t, "Reviews.", codex.Description)
+	require.Equal(t, "./workspace", codex.Cwd)
+	require.Equal(t, "codex-nightly", codex.Bin)
+	require.Equal(t, "gpt-5.5", codex.Model)
+	require.Equal(t, "Review only.", codex.Instructions)
+	require.Equal(t, "You are a reviewer.", codex.BaseInstructions)
 	require.Equal(t, "workspace-write", codex.Sandbox, "sandbox aliases are normalized")
+	require.Equal(t, "deny_all", codex.ApprovalMode)
 	require.Equal(t, "high", codex.ReasoningEffort)
+	require.True(t, codex.Ephemeral)
+	require.Equal(t, map[string]any{"model_verbosity": "low", "mcp_servers": map[string]any{"docs": map[string]any{"url": "https://docs.example.com/mcp"}}},
+		codex.CodexConfig)
+	require.Equal(t, map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:9000/v1"}, codex.Env)
+	require.Equal(t, "/var/lib/codex", codex.CodexHome)
+	require.False(t, codex.KeepUploads)
+	require.Equal(t, 3, codex.Retries)
+	require.Equal(t, time.Second, codex.DelayBetweenRetries, "delay_between_retries defaults to 1s for external agents too")
+	require.False(t, codex.ExponentialBackoff)
+	require.False(t, codex.StoreEvents)
+	require.JSONEq(t, `{"title": "Review", "type": "object", "properties": {"ok": {"type": "boolean"}}}`, string(codex.OutputSchema.Schema))
 }
 
 func TestParseDefaults(t *testing.T) {
@@ -169,6 +246,10 @@ func TestParseDefaults(t *testing.T) {
 	require.Nil(t, a.OutputSchema)
 	require.Equal(t, DefaultJWTAlgorithm, file.Auth.JWT.Algorithm)
 
+	b := file.Agents[1]
+	require.Equal(t, &Agent{ID: "b", Name: "b", Type: TypeClaude, DelayBetweenRetries: time.Second, Line: 4}, b,
+		"an external agent leaves everything else to its driver; retries 0 and a 1s delay as agnogo agents")
+
 	file = mustParse(t, "agents:\n  - id: a\n", map[string]string{"AGNOGO_MODEL": "ollama:qwen3"})
 	require.Equal(t, &Model{Name: "ollama:qwen3", Provider: ProviderOllama, ID: "qwen3", API: "chat", BaseURL: DefaultOllamaBaseURL},
 		file.Agents[0].ResolvedModel)
@@ -195,8 +276,110 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in auth.jwt", "auth:\n  jwt:\n    verification_keys: [k]\n    issuer: me\n", `agnogo.yaml:4: unknown key "issuer" in auth.jwt`},
 		{"key of another agent type", "agents:\n  - id: a\n    sandbox: read-only\n",
 			`agnogo.yaml:3: key "sandbox" in agent "a" is for codex agents only; this is an agnogo agent (no type key)`},
-		{"native key on an external agent", "agents:\n  - id: c\n    type: claude\n    tools: [workspace]\n",
-			`agnogo.yaml:4: key "tools" in agent "c" is for agnogo agents only; this is a claude agent`},
+		{"native key on an external agent", "agents:\n  - id: c\n    type: claude\n    workspace: {root: .}\n",
+			`agnogo.yaml:4: key "workspace" in agent "c" is for agnogo agents only; this is a claude agent`},
+		{"key of two other types", "agents:\n  - id: c\n    type: codex\n    tools: [shell]\n",
+			`agnogo.yaml:4: key "tools" in agent "c" is for agnogo and claude agents only; this is a codex agent`},
+		{"claude key on a codex agent", "agents:\n  - id: c\n    type: codex\n    permission_mode: plan\n",
+			`agnogo.yaml:4: key "permission_mode" in agent "c" is for claude agents only; this is a codex agent`},
+		{"unknown key in a claude agent", "agents:\n  - id: c\n    type: claude\n    max_turn: 3\n",
+			`agnogo.yaml:4: unknown key "max_turn" in agent "c"; did you mean "max_turns"?`},
+		{"unknown key in a codex agent", "agents:\n  - id: c\n    type: codex\n    thread_kwargs: {}\n",
+			`agnogo.yaml:4: unknown key "thread_kwargs" in agent "c"; known keys: id, name, type, model, instructions, description, cwd, codex_bin,`},
+		{"agnogo toolkit on a claude agent", "agents:\n  - id: c\n    type: claude\n    tools:\n      - Bash\n      - workspace\n",
+			`agnogo.yaml:6: tools in agent "c": "workspace" is an agnogo toolkit, for agents without a type key; a claude agent takes the claude CLI's tool names, such as Bash, Read, Edit`},
+		{"claude tools not a list", "agents:\n  - id: c\n    type: claude\n    tools: Bash\n",
+			`agnogo.yaml:4: tools in agent "c": want a list such as [a, b], got "Bash"`},
+		{"empty allowed tool", "agents:\n  - id: c\n    type: claude\n    allowed_tools: [Read, \"\"]\n",
+			`agnogo.yaml:4: allowed_tools in agent "c": an item is empty`},
+		{"disallowed tools not a list", "agents:\n  - id: c\n    type: claude\n    disallowed_tools: {Write: true}\n",
+			`agnogo.yaml:4: disallowed_tools in agent "c": want a list such as [a, b], got a mapping`},
+		{"mcp_servers not a mapping", "agents:\n  - id: c\n    type: claude\n    mcp_servers: [files]\n",
+			`agnogo.yaml:4: mcp_servers in agent "c": want a mapping of keys, got a list`},
+		{"mcp server not a mapping", "agents:\n  - id: c\n    type: claude\n    mcp_servers: {files: npx files}\n",
+			`agnogo.yaml:4: files in mcp_servers in agent "c": want a mapping such as {command: npx, args: [-y, my-server]} or {type: http, url: https://…}, got "npx files"`},
+		{"mcp server without command or url", "agents:\n  - id: c\n    type: claude\n    mcp_servers:\n      files: {args: [x]}\n",
+			`agnogo.yaml:5: files in mcp_servers in agent "c": want a command (a local server) or a url (type: http or sse)`},
+		{"quoted strict_mcp_config", "agents:\n  - id: c\n    type: claude\n    strict_mcp_config: yes\n",
+			`agnogo.yaml:4: strict_mcp_config in agent "c": want true or false, got "yes"`},
+		{"bad setting source", "agents:\n  - id: c\n    type: claude\n    setting_sources: [user, global]\n",
+			`agnogo.yaml:4: setting_sources in agent "c": "global" is not one of user, project, local`},
+		{"setting sources not a list", "agents:\n  - id: c\n    type: claude\n    setting_sources: user\n",
+			`agnogo.yaml:4: setting_sources in agent "c": want a list such as [user, project], got "user"`},
+		{"zero max_turns", "agents:\n  - id: c\n    type: claude\n    max_turns: 0\n",
+			`agnogo.yaml:4: max_turns in agent "c": want a number of at least 1, got 0`},
+		{"negative budget", "agents:\n  - id: c\n    type: claude\n    max_budget_usd: -1\n",
+			`agnogo.yaml:4: max_budget_usd in agent "c": want a number from 0 to 1e+06, got -1`},
+		{"budget in words", "agents:\n  - id: c\n    type: claude\n    max_budget_usd: five\n",
+			`agnogo.yaml:4: max_budget_usd in agent "c": want a number, got "five"`},
+		{"env not a mapping", "agents:\n  - id: c\n    type: claude\n    env: [A=1]\n",
+			`agnogo.yaml:4: env in agent "c": want a mapping of keys, got a list`},
+		{"env value not a string", "agents:\n  - id: c\n    type: codex\n    env: {A: [1]}\n",
+			`agnogo.yaml:4: A in env in agent "c": want a string, got a list`},
+		{"bad env name", "agents:\n  - id: c\n    type: codex\n    env: {1A: x}\n",
+			`agnogo.yaml:4: env in agent "c": "1A" is not a variable name; use letters, digits and _, not starting with a digit`},
+		{"managed env", "agents:\n  - id: c\n    type: claude\n    env:\n      CLAUDE_CODE_ENTRYPOINT: cli\n",
+			`agnogo.yaml:5: env in agent "c": CLAUDE_CODE_ENTRYPOINT is managed by agnogo and cannot be set`},
+		{"env with a key's variable", "agents:\n  - id: c\n    type: claude\n    env: {CLAUDE_CONFIG_DIR: /tmp/c}\n",
+			`agnogo.yaml:4: env in agent "c": CLAUDE_CONFIG_DIR is managed by agnogo; set config_dir instead`},
+		{"env with codex_home's variable", "agents:\n  - id: c\n    type: codex\n    env: {CODEX_HOME: /tmp/c}\n",
+			`agnogo.yaml:4: env in agent "c": CODEX_HOME is managed by agnogo; set codex_home instead`},
+		{"claude_bin not a string", "agents:\n  - id: c\n    type: claude\n    claude_bin: [claude]\n",
+			`agnogo.yaml:4: claude_bin in agent "c": want a string, got a list`},
+		{"codex_bin on claude", "agents:\n  - id: c\n    type: claude\n    codex_bin: codex\n",
+			`agnogo.yaml:4: key "codex_bin" in agent "c" is for codex agents only; this is a claude agent`},
+		{"config_dir not a string", "agents:\n  - id: c\n    type: claude\n    config_dir: {path: x}\n",
+			`agnogo.yaml:4: config_dir in agent "c": want a string, got a mapping`},
+		{"project_key not a string", "agents:\n  - id: c\n    type: claude\n    project_key: [a]\n",
+			`agnogo.yaml:4: project_key in agent "c": want a string, got a list`},
+		{"description not a string", "agents:\n  - id: c\n    type: codex\n    description: [a]\n",
+			`agnogo.yaml:4: description in agent "c": want a string, got a list`},
+		{"description on an agnogo agent", "agents:\n  - id: a\n    description: x\n",
+			`agnogo.yaml:3: key "description" in agent "a" is for claude and codex agents only; this is an agnogo agent (no type key)`},
+		{"quoted keep_uploads", "agents:\n  - id: c\n    type: claude\n    keep_uploads: \"no\"\n",
+			`agnogo.yaml:4: keep_uploads in agent "c": want true or false, got "no"`},
+		{"negative retries on an external agent", "agents:\n  - id: c\n    type: codex\n    retries: -2\n",
+			`agnogo.yaml:4: retries in agent "c": want a number of at least 0, got -2`},
+		{"zero delay on an external agent", "agents:\n  - id: c\n    type: claude\n    delay_between_retries: 0\n",
+			`agnogo.yaml:4: delay_between_retries in agent "c": want a number from 0.001 to 86400, got 0`},
+		{"quoted exponential_backoff", "agents:\n  - id: c\n    type: codex\n    exponential_backoff: \"true\"\n",
+			`agnogo.yaml:4: exponential_backoff in agent "c": want true or false, got "true"`},
+		{"quoted store_events", "agents:\n  - id: c\n    type: claude\n    store_events: \"true\"\n",
+			`agnogo.yaml:4: store_events in agent "c": want true or false, got "true"`},
+		{"external output schema not an object", "agents:\n  - id: c\n    type: claude\n    output_schema: {type: array}\n",
+			`agnogo.yaml:4: output_schema in agent "c": output schema output: the answer must be an object`},
+		{"bad approval mode", "agents:\n  - id: c\n    type: codex\n    approval_mode: always\n",
+			`agnogo.yaml:4: approval_mode in agent "c": "always" is not one of auto_review, deny_all`},
+		{"bad reasoning effort", "agents:\n  - id: c\n    type: codex\n    reasoning_effort: max\n",
+			`agnogo.yaml:4: reasoning_effort in agent "c": "max" is not one of minimal, low, medium, high, xhigh`},
+		{"quoted ephemeral", "agents:\n  - id: c\n    type: codex\n    ephemeral: \"true\"\n",
+			`agnogo.yaml:4: ephemeral in agent "c": want true or false, got "true"`},
+		{"codex config not a mapping", "agents:\n  - id: c\n    type: codex\n    config: model=gpt-5\n",
+			`agnogo.yaml:4: config in agent "c": want a mapping of Codex config.toml keys, such as {model_verbosity: low}, got "model=gpt-5"`},
+		{"base_instructions not a string", "agents:\n  - id: c\n    type: codex\n    base_instructions: {a: b}\n",
+			`agnogo.yaml:4: base_instructions in agent "c": want a string, got a mapping`},
+		{"codex_home not a string", "agents:\n  - id: c\n    type: codex\n    codex_home: [a]\n",
+			`agnogo.yaml:4: codex_home in agent "c": want a string, got a list`},
+		{"cwd not a string", "agents:\n  - id: c\n    type: codex\n    cwd: [a]\n",
+			`agnogo.yaml:4: cwd in agent "c": want a string, got a list`},
+		{"resume", "agents:\n  - id: c\n    type: claude\n    resume: abc\n",
+			`agnogo.yaml:4: key "resume" in agent "c" is managed by agnogo and cannot be set: agnogo resumes the CLI session of each agnogo session itself`},
+		{"session_id", "agents:\n  - id: c\n    type: codex\n    session_id: abc\n",
+			`agnogo.yaml:4: key "session_id" in agent "c" is managed by agnogo and cannot be set`},
+		{"continue_conversation", "agents:\n  - id: c\n    type: claude\n    continue_conversation: true\n",
+			`agnogo.yaml:4: key "continue_conversation" in agent "c" is managed by agnogo and cannot be set`},
+		{"continue", "agents:\n  - id: c\n    type: claude\n    continue: true\n",
+			`agnogo.yaml:4: key "continue" in agent "c" is managed by agnogo and cannot be set`},
+		{"fork_session", "agents:\n  - id: c\n    type: claude\n    fork_session: true\n",
+			`agnogo.yaml:4: key "fork_session" in agent "c" is managed by agnogo and cannot be set: agnogo forks CLI sessions itself`},
+		{"include_partial_messages", "agents:\n  - id: c\n    type: claude\n    include_partial_messages: true\n",
+			`agnogo.yaml:4: key "include_partial_messages" in agent "c" is managed by agnogo and cannot be set: agnogo asks for partial messages whenever a run streams`},
+		{"skills", "agents:\n  - id: c\n    type: claude\n    skills: [pdf]\n",
+			`agnogo.yaml:4: key "skills" in agent "c" is not supported yet for claude agents; remove it`},
+		{"plugins", "agents:\n  - id: c\n    type: claude\n    plugins: [x]\n",
+			`agnogo.yaml:4: key "plugins" in agent "c" is not supported yet for claude agents; remove it`},
+		{"managed key on an agnogo agent is just unknown", "agents:\n  - id: a\n    session_id: x\n",
+			`agnogo.yaml:3: unknown key "session_id" in agent "a"`},
 		{"string for a number", "agents:\n  - id: a\n    retries: lots\n", `agnogo.yaml:3: retries in agent "a": want a whole number, got "lots"`},
 		{"negative number", "agents:\n  - id: a\n    retries: -1\n", `agnogo.yaml:3: retries in agent "a": want a number of at least 0, got -1`},
 		{"zero delay", "agents:\n  - id: a\n    delay_between_retries: 0\n", `agnogo.yaml:3: delay_between_retries in agent "a": want a number from 0.001 to 86400, got 0`},

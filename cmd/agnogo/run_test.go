@@ -288,7 +288,7 @@ func TestRunCancel(t *testing.T) {
 
 func TestRunUsageErrors(t *testing.T) {
 	t.Parallel()
-	b := setupRun(t, assistantAgent+"  - id: coder\n    type: claude\n")
+	b := setupRun(t, assistantAgent+"  - id: coder\n    type: claude\n    claude_bin: /nonexistent/claude\n")
 
 	got := b.agnogo(t, "nobody", "hi")
 	require.Equal(t, exitUsage, got.code)
@@ -296,7 +296,7 @@ func TestRunUsageErrors(t *testing.T) {
 
 	got = b.agnogo(t, "coder", "hi")
 	require.Equal(t, exitFailure, got.code)
-	require.Contains(t, got.stderr, `agnogo: agent "coder" is a claude agent, which is not available in this build`)
+	require.Contains(t, got.stderr, `claude CLI not found`, "a claude agent runs its CLI, and says when it is missing")
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("agents:\n  - id: assistant\n    model: openai:gpt-5\n    modle: x\n"), 0o600))
