@@ -3,9 +3,7 @@ package codex_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,20 +30,7 @@ func newRealRig(t *testing.T) *realRig {
 	t.Helper()
 	bin := testcli.CodexBin(t)
 	api := fakeopenai.New(t)
-	return &realRig{bin: bin, api: api, vars: codexVars(t, api.URL), cwd: t.TempDir()}
-}
-
-// codexVars are the variables testcli.CodexEnv adds to this process's
-// environment: a CODEX_HOME whose model provider is apiURL, and its key.
-func codexVars(t *testing.T, apiURL string) map[string]string {
-	t.Helper()
-	vars := map[string]string{}
-	for _, kv := range testcli.CodexEnv(t, apiURL)[len(os.Environ()):] {
-		key, value, _ := strings.Cut(kv, "=")
-		vars[key] = value
-	}
-	require.NotEmpty(t, vars["CODEX_HOME"])
-	return vars
+	return &realRig{bin: bin, api: api, vars: testcli.CodexVars(t, api.URL), cwd: t.TempDir()}
 }
 
 func (r *realRig) driver(t *testing.T, tune ...func(*codex.Options)) *codex.Driver {
@@ -179,7 +164,7 @@ func TestDriverRealCLICancelInterruptsTheTurn(t *testing.T) {
 
 func TestDriverRealCLIDeadlineStopsAnUnreachableAPI(t *testing.T) {
 	bin := testcli.CodexBin(t)
-	vars := codexVars(t, "http://127.0.0.1:1/v1") // nothing listens: Codex reconnects forever
+	vars := testcli.CodexVars(t, "http://127.0.0.1:1/v1") // nothing listens: Codex reconnects forever
 	d, err := codex.NewDriver(codex.Options{Bin: bin, Model: "gpt-5.5", Cwd: t.TempDir(), Env: vars})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)

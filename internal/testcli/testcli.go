@@ -63,6 +63,18 @@ func ClaudeVars(apiURL, configDir string) map[string]string {
 // returns the environment of a Codex CLI that uses it.
 func CodexEnv(t testing.TB, apiURL string) []string {
 	t.Helper()
+	env := os.Environ()
+	for key, value := range CodexVars(t, apiURL) {
+		env = append(env, key+"="+value)
+	}
+	return env
+}
+
+// CodexVars writes the CODEX_HOME of [CodexEnv] and returns the variables
+// it adds to this process's environment, for a driver that takes them as
+// a map.
+func CodexVars(t testing.TB, apiURL string) map[string]string {
+	t.Helper()
 	home := t.TempDir()
 	config := fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "fake"
@@ -83,5 +95,5 @@ plugins = false
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return append(os.Environ(), "CODEX_HOME="+home, "FAKE_OPENAI_KEY=dummy")
+	return map[string]string{"CODEX_HOME": home, "FAKE_OPENAI_KEY": "dummy"}
 }
