@@ -116,6 +116,7 @@ func claudeOptions(a *Agent, paths externalPaths, store dburl.Store) claude.Opti
 		DisallowedTools: a.DisallowedTools,
 		MCPServers:      a.MCPServers,
 		StrictMCPConfig: a.StrictMCPConfig,
+		ConfirmTools:    a.ConfirmTools,
 		SettingSources:  a.SettingSources,
 		MaxTurns:        a.MaxTurns,
 		MaxBudgetUSD:    a.MaxBudgetUSD,

@@ -90,6 +90,7 @@ agents:
     disallowed_tools: [Write]
     mcp_servers: {files: {command: files-server}}
     strict_mcp_config: true
+    confirm_tools: true
     setting_sources: [project]
     max_turns: 3
     max_budget_usd: 0.5
@@ -109,7 +110,7 @@ agents:
 	require.Equal(t, claude.Options{
 		Bin: "/opt/claude", Model: "claude-opus-4-1", SystemPrompt: "Be brief.", Cwd: "/srv/repo", PermissionMode: "plan",
 		Tools: []string{"Bash", "Read"}, AllowedTools: []string{"Read"}, DisallowedTools: []string{"Write"},
-		MCPServers: map[string]any{"files": map[string]any{"command": "files-server"}}, StrictMCPConfig: true,
+		MCPServers: map[string]any{"files": map[string]any{"command": "files-server"}}, StrictMCPConfig: true, ConfirmTools: true,
 		SettingSources: []string{"project"}, MaxTurns: 3, MaxBudgetUSD: 0.5, Env: map[string]string{"EXTRA": "1"},
 		ConfigDir: "/etc/claude", ProjectKey: "coder", Transcripts: store,
 	}, claudeOptions(file.Agents[0], paths, store))

@@ -21,7 +21,7 @@ var (
 		TypeNative: {"tools", "workspace", "add_history_to_context", "num_history_runs", "retries", "delay_between_retries",
 			"exponential_backoff", "tool_call_limit", "store_events", "output_schema"},
 		TypeClaude: {"description", "cwd", "claude_bin", "permission_mode", "tools", "allowed_tools", "disallowed_tools",
-			"mcp_servers", "strict_mcp_config", "setting_sources", "max_turns", "max_budget_usd", "env", "config_dir",
+			"mcp_servers", "strict_mcp_config", "confirm_tools", "setting_sources", "max_turns", "max_budget_usd", "env", "config_dir",
 			"project_key", "keep_uploads", "retries", "delay_between_retries", "exponential_backoff", "store_events",
 			"output_schema"},
 		TypeCodex: {"description", "cwd", "codex_bin", "sandbox", "approval_mode", "reasoning_effort", "base_instructions",
@@ -210,6 +210,8 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			a.MCPServers = d.mcpServers(f.value, keyWhat)
 		case "strict_mcp_config":
 			a.StrictMCPConfig = d.boolean(f.value, keyWhat)
+		case "confirm_tools":
+			a.ConfirmTools = d.boolean(f.value, keyWhat)
 		case "setting_sources":
 			a.SettingSources = d.settingSources(f.value, keyWhat)
 		case "max_turns":

@@ -290,6 +290,11 @@ type Agent struct {
 	// MCPServers are the claude CLI's MCP servers by name, each as
 	// Claude Code's .mcp.json writes it (--mcp-config). Defaults to nil.
 	MCPServers map[string]any
+	// ConfirmTools routes the claude CLI's permission prompts to a person:
+	// a tool call its permission rules do not allow pauses the run until
+	// it is confirmed or rejected. Defaults to false (such calls are
+	// declined).
+	ConfirmTools bool
 	// StrictMCPConfig makes the claude CLI use MCPServers only
 	// (--strict-mcp-config). Defaults to false.
 	StrictMCPConfig bool

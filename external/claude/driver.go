@@ -255,8 +255,11 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 		// A resumed session reports running totals: keep where they stood.
 		before, _ = LastCostState(filepath.Join(ProjectDir(d.opts.ConfigDir, d.opts.Cwd), req.HarnessSession+".jsonl"))
 	}
-	p, err := StartProcess(ctx, ProcessConfig{Bin: d.opts.Bin, Dir: d.opts.Cwd, Env: d.env(),
-		Args: d.args(req.HarnessSession, req.OutputSchema), CloseGrace: d.opts.InterruptGrace})
+	args := d.args(req.HarnessSession, req.OutputSchema)
+	if req.Stream {
+		args = append(args, "--include-partial-messages")
+	}
+	p, err := StartProcess(ctx, ProcessConfig{Bin: d.opts.Bin, Dir: d.opts.Cwd, Env: d.env(), Args: args, CloseGrace: d.opts.InterruptGrace})
 	if errors.Is(err, ErrCLINotFound) {
 		return nil, false, external.Permanent("cli_not_found", err)
 	}

@@ -59,12 +59,20 @@ func TestAgentRunsABashTurnAndResumesFromTheDatabase(t *testing.T) {
 	r := newRig(t)
 	first := r.agent(t, t.TempDir())
 	var names []string
+	var streamed strings.Builder
 	var out *run.Output
 	for event, err := range first.Stream(t.Context(), &run.Input{InputContent: "run it [[bash:echo hello-from-bash]]", SessionID: "s1", PersistOnStart: true}) {
 		require.NoError(t, err)
+		if c, ok := event.(*run.RunContent); ok {
+			streamed.WriteString(c.Content.(string))
+			if names[len(names)-1] == run.EventRunContent {
+				continue // the answer streams in deltas
+			}
+		}
 		names = append(names, event.EventName())
 	}
 	require.Equal(t, []string{run.EventRunStarted, run.EventToolCallStarted, run.EventToolCallCompleted, run.EventRunContent, run.EventRunCompleted}, names)
+	require.Equal(t, "fake-final: hello-from-bash", streamed.String(), "the streamed deltas make the answer")
 	rec, err := r.store.GetRun(t.Context(), firstRunID(t, r.store, "s1"), "")
 	require.NoError(t, err)
 	out = rec.Run

@@ -71,8 +71,10 @@ type Line struct {
 	APIErrorStatus    *int                  `json:"api_error_status,omitempty"`
 	StructuredOutput  json.RawMessage       `json:"structured_output,omitempty"`
 
-	// Event is the raw Anthropic stream event of a stream_event line.
-	Event json.RawMessage `json:"event,omitempty"`
+	// Event is the raw Anthropic stream event of a stream_event line, and
+	// APIMessageID the message it belongs to.
+	Event        json.RawMessage `json:"event,omitempty"`
+	APIMessageID string          `json:"api_message_id,omitempty"`
 
 	// RequestID and Request are a control request's; Response is a control
 	// response's.

@@ -38,6 +38,9 @@ type Turn struct {
 	// for their results; batchOf names a call's assistant message.
 	pending map[string]map[string]bool
 	batchOf map[string]string
+	// streamed are the messages whose text came as stream deltas
+	// (--include-partial-messages); their whole blocks are not sent again.
+	streamed map[string]bool
 	// before are the session's running totals before this turn: a resumed
 	// CLI session reports cost and per-model usage since its start.
 	before CostState
@@ -57,7 +60,7 @@ func (t *Turn) Since(before CostState) { t.before = before }
 // NewTurn starts gathering a turn that began at started.
 func NewTurn(started time.Time) *Turn {
 	return &Turn{started: started, byID: map[string]*run.ToolExecution{},
-		pending: map[string]map[string]bool{}, batchOf: map[string]string{}}
+		pending: map[string]map[string]bool{}, batchOf: map[string]string{}, streamed: map[string]bool{}}
 }
 
 // ProviderDataKey is the provider_data key of a message's place in the
@@ -91,6 +94,8 @@ func (t *Turn) Apply(line Line, now time.Time) []run.Event {
 		}
 	case LineAssistant:
 		return t.assistant(line, now)
+	case LineStreamEvent:
+		return t.delta(line, now)
 	case LineUser:
 		if isReplay(line) {
 			t.prompt(line, now)
@@ -123,11 +128,11 @@ func (t *Turn) assistant(line Line, now time.Time) []run.Event {
 				t.firstToken = now
 			}
 			t.Messages = append(t.Messages, &run.Message{Role: run.RoleAssistant, Content: block.Text, CreatedAt: now.Unix(), ProviderData: reference(line)})
-			if line.ParentToolUseID == "" {
+			if line.ParentToolUseID == "" && !t.streamed[line.Message.ID] {
 				events = append(events, &run.RunContent{Content: block.Text, ContentType: "str"})
 			}
 		case "thinking":
-			if block.Thinking != "" && line.ParentToolUseID == "" {
+			if block.Thinking != "" && line.ParentToolUseID == "" && !t.streamed[line.Message.ID] {
 				events = append(events, &run.RunContent{ReasoningContent: block.Thinking, ContentType: "str"})
 			}
 		case "tool_use":
@@ -149,6 +154,37 @@ func (t *Turn) assistant(line Line, now time.Time) []run.Event {
 		}
 	}
 	return events
+}
+
+// delta maps a stream event's text or thinking delta (of the top-level
+// conversation) to RunContent.
+func (t *Turn) delta(line Line, now time.Time) []run.Event {
+	if line.ParentToolUseID != "" {
+		return nil
+	}
+	var event struct {
+		Type  string `json:"type"`
+		Delta struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Thinking string `json:"thinking"`
+		} `json:"delta"`
+	}
+	if json.Unmarshal(line.Event, &event) != nil || event.Type != "content_block_delta" {
+		return nil
+	}
+	switch {
+	case event.Delta.Type == "text_delta" && event.Delta.Text != "":
+		t.streamed[line.APIMessageID] = true
+		if t.firstToken.IsZero() {
+			t.firstToken = now
+		}
+		return []run.Event{&run.RunContent{Content: event.Delta.Text, ContentType: "str"}}
+	case event.Delta.Type == "thinking_delta" && event.Delta.Thinking != "":
+		t.streamed[line.APIMessageID] = true
+		return []run.Event{&run.RunContent{ReasoningContent: event.Delta.Thinking, ContentType: "str"}}
+	}
+	return nil
 }
 
 // prompt records the CLI's echo of the turn's prompt as the run's user

@@ -75,3 +75,20 @@ func TestTurnFailedToolAndSubagent(t *testing.T) {
 	require.Equal(t, "unreadable_cli_output", turn.Warnings[0].Type)
 	require.Nil(t, turn.Metrics(time.Now()).Cost, "no result, no cost")
 }
+
+// TestTurnStreamsDeltas: with --include-partial-messages each text delta
+// is a RunContent, and the whole text block that follows is not sent again.
+func TestTurnStreamsDeltas(t *testing.T) {
+	turn := claude.NewTurn(time.Now())
+	var content []string
+	for _, line := range lines(t, "claude-partial-messages-replay.jsonl") {
+		for _, e := range turn.Apply(line, time.Now()) {
+			if c, ok := e.(*run.RunContent); ok {
+				content = append(content, c.Content.(string))
+			}
+		}
+	}
+	require.Equal(t, []string{"fake-answer: ", "partial ", "hello ", "world ", "foo ", "bar"}, content)
+	require.Equal(t, run.RoleUser, turn.Messages[0].Role, "the echoed prompt is the run's user message")
+	require.Equal(t, "fake-answer: partial hello world foo bar", turn.Messages[len(turn.Messages)-1].Content)
+}
