@@ -361,19 +361,28 @@ func (d *Driver) turn(ctx context.Context, s *Server, req *external.TurnRequest,
 		params["outputSchema"] = req.OutputSchema
 	}
 	started := time.Now()
-	result, err := s.Call(ctx, "turn/start", params)
-	if err != nil {
-		return nil, d.stopped(ctx, s, callError("start the turn", err))
+	f := &follower{driver: d, server: s, thread: th.id, t: NewTurn(started)}
+	if strings.TrimSpace(prompt) == external.CompactInput && req.HarnessSession != "" {
+		// Compaction is the app-server's own turn on the thread, whose id
+		// the first turn/started of the thread names.
+		if _, err := s.Call(ctx, "thread/compact/start", map[string]any{"threadId": th.id}); err != nil {
+			return nil, d.stopped(ctx, s, callError("compact the thread", err))
+		}
+	} else {
+		result, err := s.Call(ctx, "turn/start", params)
+		if err != nil {
+			return nil, d.stopped(ctx, s, callError("start the turn", err))
+		}
+		var r struct {
+			Turn struct {
+				ID string `json:"id"`
+			} `json:"turn"`
+		}
+		if err := json.Unmarshal(result, &r); err != nil || r.Turn.ID == "" {
+			return nil, fmt.Errorf("codex: the app-server answered no turn: %s", external.Clip(result))
+		}
+		f.turn = r.Turn.ID
 	}
-	var r struct {
-		Turn struct {
-			ID string `json:"id"`
-		} `json:"turn"`
-	}
-	if err := json.Unmarshal(result, &r); err != nil || r.Turn.ID == "" {
-		return nil, fmt.Errorf("codex: the app-server answered no turn: %s", external.Clip(result))
-	}
-	f := &follower{driver: d, server: s, thread: th.id, turn: r.Turn.ID, t: NewTurn(started)}
 	var readErr error
 	for m, err := range s.Messages(ctx, f.done) {
 		if err != nil {
@@ -462,7 +471,13 @@ func scopeOf(m Message) scope {
 // of its own.)
 func (f *follower) ours(m Message) bool {
 	sc := scopeOf(m)
-	return (sc.ThreadID == "" || sc.ThreadID == f.thread) && (sc.TurnID == "" || sc.TurnID == f.turn)
+	if sc.ThreadID != "" && sc.ThreadID != f.thread {
+		return false
+	}
+	if f.turn == "" && m.Method == "turn/started" && sc.TurnID != "" {
+		f.turn = sc.TurnID // the thread's compaction turn
+	}
+	return sc.TurnID == "" || sc.TurnID == f.turn
 }
 
 // done reports whether m ends the turn.

@@ -179,3 +179,32 @@ func deadline(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()
 	return d
 }
+
+// TestDriverRealCLICompactsTheThread: /compact runs the app-server's
+// compaction on the stored thread; the next turn of the session goes on
+// from the compacted thread.
+func TestDriverRealCLICompactsTheThread(t *testing.T) {
+	r := newRealRig(t)
+	store := openStore(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	defer cancel()
+	r.api.Enqueue(fakeopenai.Text("remembered alpha-omega"))
+	_, err := newAgent(t, r.driver(t), store).Run(ctx, &run.Input{InputContent: "remember alpha-omega", SessionID: "s1"})
+	require.NoError(t, err)
+
+	r.api.Enqueue(fakeopenai.Text("SUMMARY: the user asked to remember a word"))
+	agent := newAgent(t, r.driver(t), store)
+	out, err := agent.Compact(ctx, "s1", "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCompleted, out.Status)
+	compaction := inputText(t, r.api.Requests()[len(r.api.Requests())-1])
+	require.Contains(t, compaction, "alpha-omega", "the compaction summarised the thread")
+
+	r.api.Enqueue(fakeopenai.Text("still here"))
+	out, err = newAgent(t, r.driver(t), store).Run(ctx, &run.Input{InputContent: "and now?", SessionID: "s1"})
+	require.NoError(t, err)
+	require.Equal(t, "still here", out.Content)
+	last := inputText(t, r.api.Requests()[len(r.api.Requests())-1])
+	t.Logf("after compaction: %.800s", last)
+	require.Contains(t, last, "SUMMARY: the user asked to remember a word", "the thread goes on from its summary")
+}
