@@ -332,8 +332,8 @@ func TestClaudeStructuredOutput(t *testing.T) {
 // TestClaudeAttachments: uploaded files are staged under the working
 // directory for the CLI to read — a traversing file name stays inside the
 // run's uploads directory — and removed after the run; audio is refused
-// with 400 unsupported_media before anything runs, and so is a file whose
-// path is a symlink.
+// with 400 unsupported_media before anything runs, and a file named by its
+// path on the server with 422.
 func TestClaudeAttachments(t *testing.T) {
 	rig := newClaudeRig(t)
 	a := rig.replica(t)
@@ -360,14 +360,17 @@ func TestClaudeAttachments(t *testing.T) {
 	require.Equal(t, "unsupported_media", body["error_type"])
 	require.Zero(t, countRuns(t, rig.store, "s7"), "nothing ran")
 
+	// A file named by a path on the server — a symlink here — is refused
+	// outright: a client cannot make the agent read the server's files.
 	target := filepath.Join(t.TempDir(), "target.txt")
 	require.NoError(t, os.WriteFile(target, []byte("x"), 0o600))
 	link := filepath.Join(t.TempDir(), "link.txt")
 	require.NoError(t, os.Symlink(target, link))
 	files, _ := json.Marshal([]map[string]any{{"filepath": link, "filename": "link.txt"}})
 	linked := a.post(t, url.Values{"message": {"read"}, "session_id": {"s8"}, "stream": {"false"}, "input_files": {string(files)}})
-	requireStatus(t, linked, http.StatusBadRequest)
-	require.Equal(t, "unsupported_media", decode[map[string]any](t, linked)["error_id"])
+	requireStatus(t, linked, http.StatusUnprocessableEntity)
+	require.Contains(t, readAll(t, linked), "cannot be named over HTTP")
+	require.Zero(t, countRuns(t, rig.store, "s8"), "nothing ran")
 }
 
 // TestClaudeCheckpointFork: the last tool result of a batch is a

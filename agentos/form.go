@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/agnogo/agnogo/run"
 )
 
 // maxFormMemory bounds the part of a multipart form held in memory; larger
@@ -141,6 +143,30 @@ func (f *form) jsonInto(name string, v any, what string) {
 	}
 	if err := json.Unmarshal([]byte(raw), v); err != nil {
 		f.issues = append(f.issues, invalidField(name, "Value must be "+what+": "+err.Error()))
+	}
+}
+
+// noServerPaths refuses media that name a file by its path: over HTTP a
+// path would be read on the server, so a client could make an agent read
+// any file the server can. Upload the file, or send its content or URL.
+func (f *form) noServerPaths(in *run.Input) {
+	refuse := func(field string, i int, path string) {
+		if path != "" {
+			f.issues = append(f.issues, invalidField(field, fmt.Sprintf(
+				"item %d names a file path (%q): files on the server cannot be named over HTTP; upload the file, or send its content or url", i, path)))
+		}
+	}
+	for i, m := range in.Images {
+		refuse("images", i, m.Filepath)
+	}
+	for i, m := range in.Audios {
+		refuse("audio", i, m.Filepath)
+	}
+	for i, m := range in.Videos {
+		refuse("videos", i, m.Filepath)
+	}
+	for i, m := range in.Files {
+		refuse("input_files", i, m.Filepath)
 	}
 }
 

@@ -67,6 +67,7 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 	f.jsonInto("input_files", &in.Files, "a JSON array of files")
 	var filesMetadata []map[string]any
 	f.jsonInto("files_metadata", &filesMetadata, "a JSON array of objects, one per uploaded file")
+	f.noServerPaths(in)
 	if len(f.issues) > 0 {
 		writeValidation(w, f.issues...)
 		return
