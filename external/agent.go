@@ -141,6 +141,12 @@ func (a *Agent) Admit(ctx context.Context, in *run.Input, queued bool) error {
 	if in.SessionID == "" || queued {
 		return nil
 	}
+	// Another user's session is refused as not found before anything is
+	// said about its turns.
+	if _, err := storage.OpenSession(ctx, a.cfg.Store, &storage.Session{SessionID: in.SessionID,
+		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: in.UserID}); err != nil {
+		return err
+	}
 	release, err := a.turns.Begin(ctx, in.SessionID, cmp.Or(in.RunID, "admission"), BeginOptions{})
 	if err != nil {
 		return err

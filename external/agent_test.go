@@ -750,6 +750,10 @@ func TestAgentOneTurnPerSession(t *testing.T) {
 	requireBusy(t, agent.Admit(t.Context(), second, false))
 	require.NoError(t, agent.Admit(t.Context(), second, true), "a queued run is not refused for a busy session")
 	require.NoError(t, agent.Admit(t.Context(), &run.Input{InputContent: "x", SessionID: "other"}, false), "other sessions are free")
+	err = agent.Admit(t.Context(), &run.Input{InputContent: "x", SessionID: "s", UserID: "mallory"}, false)
+	require.ErrorIs(t, err, storage.ErrNotFound, "another user's session is not found")
+	require.NotErrorIs(t, err, run.ErrSessionBusy)
+	require.NotContains(t, err.Error(), "r1", "nothing is said about its runs")
 
 	// Another replica sees the first turn's RUNNING row.
 	replica := newTestAgent(t, external.Config{Driver: script(answerStep("replica", "")), Store: store})
