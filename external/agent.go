@@ -442,8 +442,10 @@ func (a *Agent) absorb(t *turn, req *TurnRequest, result *TurnResult) {
 		t.out.Model = result.Model
 	}
 	if m := result.Metrics; m != nil {
-		// The run keeps its own stopwatch and first-token time.
-		t.out.Metrics.Metrics, t.out.Metrics.Details, t.out.Metrics.AdditionalMetrics = m.Metrics, m.Details, m.AdditionalMetrics
+		// Every attempt's tokens and cost count; the run keeps its own
+		// stopwatch and first-token time.
+		t.out.Metrics.AddRun(m)
+		t.out.Metrics.AdditionalMetrics = m.AdditionalMetrics
 	}
 }
 

@@ -479,7 +479,8 @@ func TestAgentRetriesTransientFailure(t *testing.T) {
 			emitTool(req, first)
 			req.Emit(&run.RunContent{Content: "partial"})
 			req.HarnessSession = "h-1"
-			return &external.TurnResult{Content: "partial", Tools: []*run.ToolExecution{first}},
+			return &external.TurnResult{Content: "partial", Tools: []*run.ToolExecution{first},
+					Metrics: &run.RunMetrics{Metrics: run.Metrics{InputTokens: 3, TotalTokens: 3}}},
 				external.Transient("server_error", errors.New("overloaded"))
 		},
 		func(ctx context.Context, req *external.TurnRequest) (*external.TurnResult, error) {
@@ -519,7 +520,7 @@ func TestAgentRetriesTransientFailure(t *testing.T) {
 	require.Len(t, out.Tools, 2, "the tools of every attempt are kept")
 	require.Equal(t, "call-a", out.Tools[0].ToolCallID)
 	require.Equal(t, "call-b", out.Tools[1].ToolCallID)
-	require.Equal(t, int64(7), out.Metrics.InputTokens)
+	require.Equal(t, int64(10), out.Metrics.InputTokens, "the tokens of every attempt count")
 	attempts, err := out.Attempts()
 	require.NoError(t, err)
 	require.Len(t, attempts, 2)

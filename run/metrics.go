@@ -204,6 +204,18 @@ func (m *RunMetrics) AddModelUsage(modelType string, usage ModelMetrics) {
 	m.Metrics.Add(usage.Metrics)
 }
 
+// AddRun adds other's tokens, cost and per-model details to m (another
+// attempt or turn of the same run); m keeps its own timings.
+func (m *RunMetrics) AddRun(other *RunMetrics) {
+	if other == nil {
+		return
+	}
+	m.Metrics.Add(other.Metrics)
+	for modelType, entries := range other.Details {
+		m.Details = mergeDetails(m.Details, modelType, entries)
+	}
+}
+
 // stopwatch remembers when timing started; the clock is passed in so tests
 // control it.
 type stopwatch struct{ started time.Time }
