@@ -63,7 +63,7 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 	}
 	var runners []run.Runner
 	for _, id := range o.AgentIDs {
-		if a, ok := o.Agents[id]; ok {
+		if a, err := o.Runner(id); err == nil { // native and external agents
 			runners = append(runners, a)
 		}
 	}
