@@ -145,3 +145,34 @@ func requestText(body map[string]any) string {
 	}
 	return b.String()
 }
+
+// TestAgentSeedsAFreshSessionWhenItCannotResume: without mirrored
+// transcripts, a replica whose config dir lacks the CLI session cannot
+// resume it; only then does it start a fresh CLI session seeded with the
+// conversation so far, and say so in a warning.
+func TestAgentSeedsAFreshSessionWhenItCannotResume(t *testing.T) {
+	r := newRig(t)
+	noMirror := func(o *claude.Options, _ *external.Config) { o.Transcripts = nil }
+	first := r.agent(t, t.TempDir(), noMirror)
+	out, err := first.Run(t.Context(), &run.Input{InputContent: "note [[text:the code word is saffron]]", SessionID: "s2"})
+	require.NoError(t, err)
+	require.Equal(t, "the code word is saffron", out.Content)
+	session, err := r.store.GetSession(t.Context(), "s2", storage.GetSessionOptions{})
+	require.NoError(t, err)
+	lost := session.SessionData[claude.SessionKey].(string)
+
+	second := r.agent(t, t.TempDir(), noMirror)
+	out, err = second.Run(t.Context(), &run.Input{InputContent: "what was it? [[text:saffron]]", SessionID: "s2"})
+	require.NoError(t, err)
+	require.Equal(t, "saffron", out.Content)
+	warnings, err := out.Warnings()
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	require.Equal(t, "session_not_resumable", warnings[0].Type)
+	sent := requestText(r.api.Requests()[len(r.api.Requests())-1])
+	require.Contains(t, sent, "Previous conversation", "the fresh session is seeded")
+	require.Contains(t, sent, "the code word is saffron", "with the earlier answer")
+	session, err = r.store.GetSession(t.Context(), "s2", storage.GetSessionOptions{})
+	require.NoError(t, err)
+	require.NotEqual(t, lost, session.SessionData[claude.SessionKey], "the new CLI session replaces the lost one")
+}

@@ -61,10 +61,10 @@ func directedReply(body map[string]any) Reply {
 	messages, _ := body["messages"].([]any)
 	promptAt, prompt := latestPrompt(messages)
 	found := map[string]string{}
+	// The last of a directive wins: a prompt seeded with the conversation
+	// so far quotes earlier prompts' directives before its own.
 	for _, m := range directive.FindAllStringSubmatch(prompt, -1) {
-		if _, seen := found[m[1]]; !seen {
-			found[m[1]] = m[2]
-		}
+		found[m[1]] = m[2]
 	}
 	if code, ok := found["error"]; ok {
 		status, err := strconv.Atoi(code)
