@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/tool"
 )
@@ -115,7 +116,7 @@ func (c *Config) applyDefaults() {
 		c.Now = time.Now
 	}
 	if c.NewID == nil {
-		c.NewID = newUUID
+		c.NewID = run.NewUUID
 	}
 	if c.Sleep == nil {
 		c.Sleep = sleep

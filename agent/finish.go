@@ -37,44 +37,16 @@ func (a *Agent) finish(parent context.Context, st *runState, loopErr error) (*ru
 		return a.interrupted(parent, st)
 	}
 	if loopErr != nil && !errors.Is(loopErr, errPaused) {
-		if limit := run.TimedOut(parent); limit != nil {
-			out.Status = run.StatusError
-			loopErr = fmt.Errorf("run %s: %w", out.RunID, limit)
-			out.Content = loopErr.Error()
-		} else if parent.Err() != nil || st.em.stopped || errors.Is(loopErr, context.Canceled) {
-			out.Status = run.StatusCancelled
-			loopErr = fmt.Errorf("run %s cancelled: %w", out.RunID, context.Canceled)
-		} else {
-			out.Status = run.StatusError
-			out.Content = loopErr.Error()
-		}
+		loopErr = run.Fail(parent, out, loopErr, st.em.stopped)
 	}
 
 	// The terminal event is part of the stored events, so emit first.
-	switch out.Status {
-	case run.StatusCompleted:
-		st.em.emit(&run.RunCompleted{Content: out.Content, ContentType: out.ContentType, ReasoningContent: out.ReasoningContent,
-			Metadata: out.Metadata, Metrics: out.Metrics, SessionState: out.SessionState})
-	case run.StatusPaused:
-		st.em.emit(&run.RunPaused{BaseEvent: run.BaseEvent{Tools: out.Tools}, Requirements: out.ActiveRequirements()})
-	case run.StatusCancelled:
-		st.em.emit(&run.RunCancelled{Reason: "run cancelled"})
-	case run.StatusError:
-		st.em.emit(&run.RunError{Content: loopErr.Error(), ErrorType: errorType(loopErr)})
+	if final := run.TerminalEvent(out, loopErr, errorType(loopErr)); final != nil {
+		st.em.emit(final)
 	}
 
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
-	defer cancel()
-	deferred := out.Status == run.StatusError && run.FailureDeferred(parent)
-	if deferred {
-		out.Status = run.StatusRunning // the caller settles the failure
-	}
-	err := a.save(saveCtx, st)
-	if deferred {
-		out.Status = run.StatusError
-	}
-	if err != nil {
-		a.cfg.Logger.ErrorContext(saveCtx, "saving run failed", "run_id", out.RunID, "error", err)
+	if err := run.SaveFinal(parent, out, persistTimeout, func(ctx context.Context) error { return a.save(ctx, st) }); err != nil {
+		a.cfg.Logger.ErrorContext(parent, "saving run failed", "run_id", out.RunID, "error", err)
 		return out, errors.Join(loopErr, err)
 	}
 	if errors.Is(loopErr, errPaused) {

@@ -76,7 +76,7 @@ func (r *claudeRig) replica(t *testing.T, tune ...func(*claude.Options, *externa
 	if r.durable {
 		events := agentos.NewEventLog()
 		q, err := durable.New(t.Context(), durable.Config{DatabaseURL: "sqlite:file:" + r.path, Store: r.store, Runners: []run.Runner{coder},
-			Events: events, ExecutorID: external.NewUUID(), PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Events: events, ExecutorID: run.NewUUID(), PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		require.NoError(t, err)
 		require.NoError(t, q.Launch())
 		t.Cleanup(func() { _ = q.Shutdown(time.Second) })

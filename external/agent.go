@@ -3,7 +3,6 @@ package external
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,7 +104,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = NewUUID
+		cfg.NewID = run.NewUUID
 	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
@@ -143,8 +142,7 @@ func (a *Agent) Admit(ctx context.Context, in *run.Input, queued bool) error {
 	}
 	// Another user's session is refused as not found before anything is
 	// said about its turns.
-	if _, err := storage.OpenSession(ctx, a.cfg.Store, &storage.Session{SessionID: in.SessionID,
-		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: in.UserID}); err != nil {
+	if _, err := a.openSession(ctx, in.SessionID, in.UserID); err != nil {
 		return err
 	}
 	release, err := a.turns.Begin(ctx, in.SessionID, cmp.Or(in.RunID, "admission"), BeginOptions{})
@@ -238,8 +236,7 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	sessionID := cmp.Or(in.SessionID, a.cfg.NewID())
 	runID := cmp.Or(in.RunID, a.cfg.NewID())
 	openSession := func() (*storage.Session, error) {
-		return storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: sessionID,
-			SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: in.UserID})
+		return a.openSession(parent, sessionID, in.UserID)
 	}
 	// The session is read before its turn is claimed (another user's is
 	// refused without a word about its turns), and again once claimed: a
@@ -292,6 +289,13 @@ func (a *Agent) drive(parent context.Context, t *turn, in *run.Input, first run.
 	err = a.attempts(ctx, t, in)
 	stop()
 	return a.finish(parent, t, err)
+}
+
+// openSession reads a run's session, or a new one; another user's is
+// refused as not found.
+func (a *Agent) openSession(ctx context.Context, sessionID, userID string) (*storage.Session, error) {
+	return storage.OpenSession(ctx, a.cfg.Store, &storage.Session{SessionID: sessionID,
+		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: userID})
 }
 
 // begin claims the session for the run. A run a queue elected waits for a
@@ -526,60 +530,26 @@ func (a *Agent) finish(parent context.Context, t *turn, err error) (*run.Output,
 	}
 	t.mu.Unlock()
 	var pause *PauseError
-	if errors.As(err, &pause) && parent.Err() == nil {
+	switch {
+	case errors.As(err, &pause) && parent.Err() == nil:
 		t.mu.Lock()
 		a.pause(out, pause.Tools, now)
 		t.mu.Unlock()
-		t.em.emit(&run.RunPaused{BaseEvent: run.BaseEvent{Tools: out.Tools}, Requirements: out.ActiveRequirements()})
-		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
-		defer cancel()
-		if saveErr := a.save(saveCtx, t); saveErr != nil {
-			a.cfg.Logger.ErrorContext(saveCtx, "saving paused run failed", "run_id", out.RunID, "error", saveErr)
-			return out, saveErr
-		}
-		return out, nil
-	}
-	if err == nil {
+		err = nil
+	case err == nil:
 		out.Status = run.StatusCompleted
 		out.ContentType = "str"
-		if structured, ok := out.Content.(map[string]any); ok && len(t.schema) > 0 {
-			out.Content = structured
+		if _, ok := out.Content.(map[string]any); ok && len(t.schema) > 0 {
 			out.ContentType = schemaTitle(t.schema)
 		}
-	} else if run.Interrupted(parent) {
+	case run.Interrupted(parent):
 		return a.interrupted(parent, t)
-	} else if limit := run.TimedOut(parent); limit != nil {
-		out.Status = run.StatusError
-		err = fmt.Errorf("run %s: %w", out.RunID, limit)
-		out.Content = err.Error()
-	} else if parent.Err() != nil || t.em.isStopped() || errors.Is(err, context.Canceled) {
-		out.Status = run.StatusCancelled
-		err = fmt.Errorf("run %s cancelled: %w", out.RunID, context.Canceled)
-	} else {
-		out.Status = run.StatusError
-		out.Content = err.Error()
+	default:
+		err = run.Fail(parent, out, err, t.em.isStopped())
 	}
-	switch out.Status {
-	case run.StatusCompleted:
-		t.em.emit(&run.RunCompleted{Content: out.Content, ContentType: out.ContentType, ReasoningContent: out.ReasoningContent,
-			Metadata: out.Metadata, Metrics: out.Metrics, SessionState: out.SessionState})
-	case run.StatusCancelled:
-		t.em.emit(&run.RunCancelled{Reason: "run cancelled"})
-	case run.StatusError:
-		t.em.emit(&run.RunError{Content: err.Error(), ErrorType: errorType(err)})
-	}
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
-	defer cancel()
-	deferred := out.Status == run.StatusError && run.FailureDeferred(parent)
-	if deferred {
-		out.Status = run.StatusRunning // the caller settles the failure
-	}
-	saveErr := a.save(saveCtx, t)
-	if deferred {
-		out.Status = run.StatusError
-	}
-	if saveErr != nil {
-		a.cfg.Logger.ErrorContext(saveCtx, "saving run failed", "run_id", out.RunID, "error", saveErr)
+	t.em.emit(run.TerminalEvent(out, err, errorType(err)))
+	if saveErr := run.SaveFinal(parent, out, persistTimeout, func(ctx context.Context) error { return a.save(ctx, t) }); saveErr != nil {
+		a.cfg.Logger.ErrorContext(parent, "saving run failed", "run_id", out.RunID, "error", saveErr)
 		return out, errors.Join(err, saveErr)
 	}
 	return out, err
@@ -696,15 +666,6 @@ func (em *emitter) streaming() bool {
 	em.mu.Lock()
 	defer em.mu.Unlock()
 	return em.yield != nil && !em.stopped
-}
-
-// NewUUID returns a random version 4 UUID.
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // sleep waits d or until ctx ends.

@@ -73,8 +73,7 @@ func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield f
 	}
 	defer release()
 	// Read once the turn is claimed: a turn that just ended saved to it.
-	session, err := storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: src.SessionID,
-		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: req.UserID})
+	session, err := a.openSession(parent, src.SessionID, req.UserID)
 	if err != nil {
 		return nil, &startError{err}
 	}
@@ -226,8 +225,7 @@ func (a *Agent) decide(parent context.Context, src *run.Output, req *run.Continu
 		return nil, &startError{err}
 	}
 	defer release()
-	session, err := storage.OpenSession(parent, a.cfg.Store, &storage.Session{SessionID: src.SessionID,
-		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: req.UserID})
+	session, err := a.openSession(parent, src.SessionID, req.UserID)
 	if err != nil {
 		return nil, &startError{err}
 	}

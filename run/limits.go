@@ -69,3 +69,58 @@ func Queued(ctx context.Context) bool {
 	queued, _ := ctx.Value(queuedKey{}).(bool)
 	return queued
 }
+
+// Fail sets the final status of a run that stopped with err (not nil) and
+// returns the error to report: ERROR with the time limit's error when ctx
+// outlived its limit ([WithTimeLimit]); CANCELLED when ctx was cancelled,
+// the run's consumer left (consumerLeft) or err is a cancellation; ERROR
+// with err otherwise. An ERROR run's content is its error. (A run stopped
+// by [Interrupt] is not over; check [Interrupted] first.)
+func Fail(ctx context.Context, out *Output, err error, consumerLeft bool) error {
+	switch limit := TimedOut(ctx); {
+	case limit != nil:
+		err = fmt.Errorf("run %s: %w", out.RunID, limit)
+	case ctx.Err() != nil || consumerLeft || errors.Is(err, context.Canceled):
+		out.Status = StatusCancelled
+		return fmt.Errorf("run %s cancelled: %w", out.RunID, context.Canceled)
+	}
+	out.Status = StatusError
+	out.Content = err.Error()
+	return err
+}
+
+// TerminalEvent is the event that ends out's run in its status:
+// RunCompleted, RunPaused, RunCancelled, or RunError with err and
+// errorType; nil for a status that is not final.
+func TerminalEvent(out *Output, err error, errorType string) Event {
+	switch out.Status {
+	case StatusCompleted:
+		return &RunCompleted{Content: out.Content, ContentType: out.ContentType, ReasoningContent: out.ReasoningContent,
+			Metadata: out.Metadata, Metrics: out.Metrics, SessionState: out.SessionState}
+	case StatusPaused:
+		return &RunPaused{BaseEvent: BaseEvent{Tools: out.Tools}, Requirements: out.ActiveRequirements()}
+	case StatusCancelled:
+		return &RunCancelled{Reason: "run cancelled"}
+	case StatusError:
+		return &RunError{Content: err.Error(), ErrorType: errorType}
+	}
+	return nil
+}
+
+// SaveFinal saves a run's final state with save, under a context of its
+// own bounded by timeout, so that a cancelled run is still recorded. With
+// [WithFailureDeferred] on ctx a failed run is saved RUNNING, for the
+// caller to settle; out keeps its ERROR status.
+func SaveFinal(ctx context.Context, out *Output, timeout time.Duration, save func(context.Context) error) error {
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	deferred := out.Status == StatusError && FailureDeferred(ctx)
+	if deferred {
+		out.Status = StatusRunning
+	}
+	err := save(saveCtx)
+	if deferred {
+		out.Status = StatusError
+	}
+	return err
+}

@@ -67,7 +67,7 @@ type Message struct {
 
 // NewMessage returns a message with a fresh id and created_at set from now.
 func NewMessage(role string, content any, now time.Time) *Message {
-	return &Message{ID: newUUID(), Role: role, Content: content, CreatedAt: now.Unix()}
+	return &Message{ID: NewUUID(), Role: role, Content: content, CreatedAt: now.Unix()}
 }
 
 // ContentString returns the message text: the string content, the text of the

@@ -66,7 +66,7 @@ type requirementWire struct {
 // NewRequirement returns a requirement for tool with a fresh id, created at
 // now, sharing the tool's input and feedback schemas.
 func NewRequirement(tool *ToolExecution, now time.Time) *Requirement {
-	req := &Requirement{ID: newUUID(), ToolExecution: tool, CreatedAt: now.UTC()}
+	req := &Requirement{ID: NewUUID(), ToolExecution: tool, CreatedAt: now.UTC()}
 	if tool != nil {
 		req.UserInputSchema = tool.UserInputSchema
 		req.UserFeedbackSchema = tool.UserFeedbackSchema

@@ -98,16 +98,9 @@ func NewDriver(opts Options) (*Driver, error) {
 	}
 	opts.Model = cmp.Or(opts.Model, DefaultModel)
 	opts.InterruptGrace = cmp.Or(opts.InterruptGrace, 500*time.Millisecond)
-	if opts.Cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("claude: working directory: %w", err)
-		}
-		opts.Cwd = wd
-	}
-	cwd, err := filepath.Abs(opts.Cwd)
+	cwd, err := external.WorkDir(opts.Cwd)
 	if err != nil {
-		return nil, fmt.Errorf("claude: working directory %q: %w", opts.Cwd, err)
+		return nil, fmt.Errorf("claude: %w", err)
 	}
 	opts.Cwd = cwd
 	if opts.ConfigDir == "" {
@@ -572,7 +565,7 @@ func (d *Driver) Branch(ctx context.Context, req *external.BranchRequest) (strin
 	}
 	mirror := &Mirror{Store: d.opts.Transcripts, ProjectKey: cmp.Or(d.opts.ProjectKey, "default"), ConfigDir: d.opts.ConfigDir,
 		Cwd: d.opts.Cwd, AgnoSessionID: req.SessionID, UserID: req.UserID}
-	branch := external.NewUUID()
+	branch := run.NewUUID()
 	if err := mirror.Branch(ctx, sessionID, uuid, before, branch); err != nil {
 		return "", fmt.Errorf("claude: %w: %w", run.ErrNotContinuable, err)
 	}

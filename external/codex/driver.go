@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -150,16 +149,9 @@ func NewDriver(opts Options) (*Driver, error) {
 	opts.Bin = cmp.Or(opts.Bin, "codex")
 	opts.Model = cmp.Or(opts.Model, DefaultModel)
 	opts.InterruptGrace = cmp.Or(opts.InterruptGrace, DefaultInterruptGrace)
-	if opts.Cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("codex: working directory: %w", err)
-		}
-		opts.Cwd = wd
-	}
-	cwd, err := filepath.Abs(opts.Cwd)
+	cwd, err := external.WorkDir(opts.Cwd)
 	if err != nil {
-		return nil, fmt.Errorf("codex: working directory %q: %w", opts.Cwd, err)
+		return nil, fmt.Errorf("codex: %w", err)
 	}
 	opts.Cwd = cwd
 	opts.CodexHome = cmp.Or(opts.CodexHome, opts.Env["CODEX_HOME"], os.Getenv("CODEX_HOME"))
