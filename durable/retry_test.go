@@ -3,7 +3,6 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -204,21 +203,37 @@ func TestPausedRunSurvivesShutdown(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, run.StatusPaused, rec.Run.Status, "a shutdown does not cancel a paused run")
 
+	// Watch the row while the restarted queue replays the run to its pause.
+	seen := map[run.Status]bool{}
+	watching, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			if rec, err := f.store.GetRun(t.Context(), paused.RunID, ""); err == nil {
+				seen[rec.Run.Status] = true
+			}
+			select {
+			case <-watching:
+				return
+			default:
+			}
+		}
+	}()
 	f.queue = f.start(t, "exec-1", nil)
 	require.Eventually(t, func() bool {
 		ok, err := f.queue.Parked(t.Context(), paused.RunID, "")
 		return err == nil && ok
 	}, 10*time.Second, 10*time.Millisecond, "parked again after the restart")
+	time.Sleep(200 * time.Millisecond) // the replay has reached the pause
+	close(watching)
+	<-watched
+	require.Equal(t, map[run.Status]bool{run.StatusPaused: true}, seen, "the row reads PAUSED throughout the replay")
 	tools := rec.Run.Tools
 	confirmed := true
 	tools[0].Confirmed = &confirmed
-	// While the restarted queue replays the run up to its pause, the row
-	// briefly reads RUNNING and a continuation is refused as not parked.
-	require.Eventually(t, func() bool {
-		err := f.queue.Continue(t.Context(), &run.ContinueRequest{RunID: paused.RunID, Tools: tools})
-		require.True(t, err == nil || errors.Is(err, durable.ErrNotParked), "%v", err)
-		return err == nil
-	}, 10*time.Second, 20*time.Millisecond)
+	// The replay up to the pause leaves the row PAUSED: once the run is
+	// parked again, a continuation is taken at once, mid-replay or not.
+	require.NoError(t, f.queue.Continue(t.Context(), &run.ContinueRequest{RunID: paused.RunID, Tools: tools}))
 	out := f.wait(t, paused.RunID)
 	require.Equal(t, run.StatusCompleted, out.Status, "%v", out.Content)
 	require.Equal(t, "Deployed after restart.", out.Content)

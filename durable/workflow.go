@@ -96,7 +96,16 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		q.cfg.Events.Register(j.RunID, run.StatusRunning)
 		q.announceRetry(jr, j, runner, attempt, retryReason(exec.requeued), 0)
 	}
-	start := func(ctx context.Context) iter.Seq2[run.Event, error] { return runner.Stream(ctx, j.input()) }
+	replaying := exec.parked
+	start := func(ctx context.Context) iter.Seq2[run.Event, error] {
+		in := j.input()
+		if replaying {
+			// The replay up to the pause does not save the run as RUNNING:
+			// its row stays PAUSED, so a continuation is taken meanwhile.
+			in.PersistOnStart, replaying = false, false
+		}
+		return runner.Stream(ctx, in)
+	}
 	started := q.cfg.Now()
 	// With attempts to spare, a failure is stored by the queue once it
 	// decides the run is over (see segment). Decided by the setting alone,
@@ -334,6 +343,9 @@ type execution struct {
 	// lost is set when the previous execution was cut short (a lost worker
 	// or a shutdown): it may have sent events recorded nowhere.
 	lost bool
+	// parked is set when the run waits for a person: this execution
+	// replays it up to its pause, which its row goes on showing.
+	parked bool
 	// metadata is the run's metadata for this execution.
 	metadata map[string]any
 }
@@ -367,7 +379,7 @@ func (q *Queue) nextAttempt(j job) execution {
 	switch {
 	case rec.Run.Status == run.StatusPaused:
 		// Re-executed while parked for a person: nothing was lost.
-		e.attempt, e.resumed = max(previous, 1), true
+		e.attempt, e.resumed, e.parked = max(previous, 1), true, true
 	case e.metadata[queueRetryKey] == true:
 		// The attempt that follows a failed one, which is recorded already.
 		delete(e.metadata, queueRetryKey)
