@@ -245,6 +245,13 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	if _, err := openSession(); err != nil {
 		return nil, &startError{err}
 	}
+	if paused := a.pausedRun(parent, runID, in.UserID); paused != nil {
+		// Executed again while it waits for a person (a queue replaying
+		// it after a restart): it is paused already, not run twice.
+		em := &emitter{yield: yield, cancel: func() {}, now: a.cfg.Now, out: paused, outMu: &sync.Mutex{}}
+		em.emit(run.TerminalEvent(paused, nil, ""))
+		return paused, nil
+	}
 	release, err := a.begin(parent, sessionID, runID)
 	if err != nil {
 		return nil, &startError{err}
@@ -289,6 +296,18 @@ func (a *Agent) drive(parent context.Context, t *turn, in *run.Input, first run.
 	err = a.attempts(ctx, t, in)
 	stop()
 	return a.finish(parent, t, err)
+}
+
+// pausedRun returns the stored run runID when it is PAUSED; nil otherwise.
+func (a *Agent) pausedRun(ctx context.Context, runID, userID string) *run.Output {
+	if a.cfg.Store == nil {
+		return nil
+	}
+	rec, err := a.cfg.Store.GetRun(ctx, runID, userID)
+	if err != nil || rec.Run == nil || rec.Run.Status != run.StatusPaused {
+		return nil
+	}
+	return rec.Run
 }
 
 // openSession reads a run's session, or a new one; another user's is

@@ -1239,3 +1239,54 @@ func TestAgentHeartbeatKeepsEvents(t *testing.T) {
 	require.Equal(t, run.EventRunStarted, stored.Events[0].EventName())
 	require.Equal(t, run.EventRunCompleted, stored.Events[deltas+1].EventName())
 }
+
+// TestAgentPausesForConfirmation: a turn that needs the user's confirmation
+// of a tool call ends the run PAUSED with a requirement; executing the run
+// again (a queue replaying it) does not run the harness twice; continuing
+// with the decision goes on in place, the harness told what was decided.
+func TestAgentPausesForConfirmation(t *testing.T) {
+	store := openTestStore(t)
+	write := &run.ToolExecution{ToolCallID: "toolu_1", ToolName: "Write", ToolArgs: map[string]any{"file_path": "x"}}
+	driver := script(
+		func(ctx context.Context, req *external.TurnRequest) (*external.TurnResult, error) {
+			req.HarnessSession = "h-1"
+			req.Emit(&run.ToolCallStarted{Tool: write})
+			return &external.TurnResult{Tools: []*run.ToolExecution{{ToolCallID: "toolu_1", ToolName: "Write"}}},
+				&external.PauseError{Tools: []*run.ToolExecution{write}}
+		},
+		answerStep("written", ""),
+	)
+	agent := newTestAgent(t, external.Config{Driver: driver, Store: store})
+	in := &run.Input{InputContent: "write it", SessionID: "s", RunID: "r1", PersistOnStart: true}
+	events, errs := drain(agent.Stream(t.Context(), in))
+	require.Empty(t, errs)
+	require.Equal(t, []string{run.EventRunStarted, run.EventToolCallStarted, run.EventRunPaused}, names(events))
+	out := storedRun(t, store, "r1")
+	require.Equal(t, run.StatusPaused, out.Status)
+	require.Len(t, out.Requirements, 1)
+	require.Equal(t, "toolu_1", out.Requirements[0].ToolExecution.ToolCallID)
+	require.True(t, out.Tools[0].RequiresConfirmation)
+	require.Equal(t, map[string]any{"file_path": "x"}, out.Tools[0].ToolArgs)
+
+	events, errs = drain(agent.Stream(t.Context(), in))
+	require.Empty(t, errs)
+	require.Equal(t, []string{run.EventRunPaused}, names(events), "a paused run executed again stays paused")
+	require.Len(t, driver.turns(), 1, "without running the harness again")
+
+	_, err := agent.ContinueRun(t.Context(), &run.ContinueRequest{RunID: "r1"})
+	require.ErrorIs(t, err, run.ErrUnresolved, "a decision is needed")
+	confirmed := true
+	done, err := agent.ContinueRun(t.Context(), &run.ContinueRequest{RunID: "r1",
+		Tools: []*run.ToolExecution{{ToolCallID: "toolu_1", Confirmed: &confirmed}}})
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCompleted, done.Status)
+	require.Equal(t, "r1", done.RunID, "continued in place")
+	require.Equal(t, "written", done.Content)
+	turns := driver.turns()
+	require.Len(t, turns, 2)
+	require.Equal(t, "h-1", turns[1].harness, "the same harness session goes on")
+	require.Contains(t, turns[1].req.Prompt, "approved your call to Write (tool_use_id toolu_1)")
+	require.Len(t, turns[1].req.Decisions, 1)
+	require.True(t, *turns[1].req.Decisions[0].Confirmed)
+	require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
+}

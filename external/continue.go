@@ -44,16 +44,16 @@ func (a *Agent) ContinueRun(ctx context.Context, req *run.ContinueRequest) (*run
 }
 
 func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
-	brancher, ok := a.cfg.Driver.(Brancher)
-	if !ok {
-		return nil, &startError{fmt.Errorf("continue run %s: %s runs cannot be continued: %w", req.RunID, a.cfg.Driver.SDK(), run.ErrNotContinuable)}
-	}
 	src, err := a.source(parent, req)
 	if err != nil {
 		return nil, &startError{err}
 	}
 	if src.Status == run.StatusPaused {
 		return a.decide(parent, src, req, yield)
+	}
+	brancher, ok := a.cfg.Driver.(Brancher)
+	if !ok {
+		return nil, &startError{fmt.Errorf("continue run %s: %s runs cannot be continued from a message: %w", req.RunID, a.cfg.Driver.SDK(), run.ErrNotContinuable)}
 	}
 	cut, replay, err := continueCut(src, req)
 	if err != nil {
