@@ -2,6 +2,7 @@ package claude_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,4 +176,28 @@ func TestAgentSeedsAFreshSessionWhenItCannotResume(t *testing.T) {
 	session, err = r.store.GetSession(t.Context(), "s2", storage.GetSessionOptions{})
 	require.NoError(t, err)
 	require.NotEqual(t, lost, session.SessionData[claude.SessionKey], "the new CLI session replaces the lost one")
+}
+
+// TestDriverRealCLIMirrorsFromAnyCwd: the transcript of a CLI working in a
+// directory reached through a symbolic link, whose path has a character
+// outside the Basic Multilingual Plane and is longer than the CLI keeps
+// whole in a project directory's name, is found and stored.
+func TestDriverRealCLIMirrorsFromAnyCwd(t *testing.T) {
+	r := newRig(t)
+	dir := filepath.Join(r.cwd, "d😀é", strings.Repeat("deep-directory/", 14))
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
+	d, err := claude.NewDriver(claude.Options{Bin: r.bin, Cwd: link, PermissionMode: "bypassPermissions", ProjectKey: "coder",
+		Env: testcli.ClaudeVars(r.api.URL, t.TempDir()), Transcripts: r.store})
+	require.NoError(t, err)
+	req := newRequest("say [[text:mirrored]]", "")
+	res, err := d.Turn(t.Context(), req.TurnRequest)
+	require.NoError(t, err)
+	require.Equal(t, "mirrored", res.Content)
+	require.Empty(t, req.warnings)
+	entries, err := r.store.ReadTranscript(t.Context(), mainKey(req.HarnessSession), "", 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, entries, "the CLI's transcript was found")
+	require.Contains(t, transcriptText(entries), "mirrored")
 }

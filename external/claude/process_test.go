@@ -27,6 +27,9 @@ const fakeEnv = "AGNOGO_FAKE_CLAUDE"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
+		if strings.HasPrefix(mode, "driver-") {
+			os.Exit(fakeDriverCLI(mode)) // fake_driver_cli_test.go
+		}
 		os.Exit(fakeCLI(mode))
 	}
 	os.Exit(m.Run())

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/agnogo/agnogo/storage"
 )
@@ -38,17 +40,39 @@ type Mirror struct {
 	AgnoSessionID, UserID string
 }
 
+// maxProjectName is the longest project directory name the CLI keeps
+// whole; a longer one is cut there and suffixed with a hash of the cwd.
+const maxProjectName = 200
+
 // ProjectDir is the directory the CLI keeps a working directory's
-// sessions in: <config dir>/projects/<cwd, every character other than a
-// letter or digit replaced by "-">.
+// sessions in: <config dir>/projects/<cwd, with symbolic links resolved as
+// the CLI's own working directory has them, every character other than a
+// letter or digit replaced by "-">. As the CLI counts in UTF-16 code units,
+// a character outside the Basic Multilingual Plane becomes "--"; a name
+// longer than 200 characters is cut to 200 and suffixed with "-" and the
+// base-36 absolute value of the cwd's 32-bit string hash (h = 31*h + unit).
 func ProjectDir(configDir, cwd string) string {
-	encoded := strings.Map(func(r rune) rune {
-		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return r
+	if resolved, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = resolved
+	}
+	var encoded strings.Builder
+	var hash int32
+	for _, r := range cwd {
+		units := utf16.AppendRune(nil, r)
+		for _, u := range units {
+			hash = 31*hash + int32(u)
 		}
-		return '-'
-	}, cwd)
-	return filepath.Join(configDir, "projects", encoded)
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			encoded.WriteRune(r)
+			continue
+		}
+		encoded.WriteString(strings.Repeat("-", len(units)))
+	}
+	name := encoded.String()
+	if len(name) > maxProjectName {
+		name = name[:maxProjectName] + "-" + strconv.FormatInt(max(int64(hash), -int64(hash)), 36)
+	}
+	return filepath.Join(configDir, "projects", name)
 }
 
 // file is the main transcript file of a CLI session.
