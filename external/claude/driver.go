@@ -203,7 +203,7 @@ func (d *Driver) Turn(ctx context.Context, req *external.TurnRequest) (*external
 		}
 		prompt = seeded
 	}
-	result, spoke, err := d.turn(ctx, req, prompt)
+	result, spoke, err := d.turn(ctx, req, prompt, mirror)
 	if err != nil && req.HarnessSession != "" && !spoke && ctx.Err() == nil && notResumable(err) {
 		// The stored session is gone: start afresh, with the history.
 		req.Warn(run.Warning{Type: "session_not_resumable", Message: "the CLI session could not be resumed; a new one was seeded with the conversation", Error: err.Error()})
@@ -212,10 +212,14 @@ func (d *Driver) Turn(ctx context.Context, req *external.TurnRequest) (*external
 		if seedErr != nil {
 			return nil, seedErr
 		}
-		result, _, err = d.turn(ctx, req, seeded)
+		result, _, err = d.turn(ctx, req, seeded, mirror)
 	}
 	if mirror != nil && req.HarnessSession != "" {
-		if mirrorErr := mirror.Save(context.WithoutCancel(ctx), req.HarnessSession); mirrorErr != nil {
+		mirrorErr := mirror.Save(context.WithoutCancel(ctx), req.HarnessSession)
+		if mirrorErr == nil && err == nil && !mirror.Found(req.HarnessSession) {
+			mirrorErr = fmt.Errorf("the CLI wrote no transcript at %s", mirror.file(req.HarnessSession))
+		}
+		if mirrorErr != nil {
 			req.Warn(run.Warning{Type: "transcript_persistence_failed", Message: "the CLI transcript could not be stored; other replicas cannot resume this session", Error: mirrorErr.Error()})
 		}
 	}
@@ -242,7 +246,7 @@ func notResumable(err error) bool {
 
 // turn runs one CLI process for one turn. spoke reports whether any line
 // other than a system line arrived (after which no fallback is allowed).
-func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt string) (*external.TurnResult, bool, error) {
+func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt string, mirror *Mirror) (*external.TurnResult, bool, error) {
 	var before CostState
 	if req.HarnessSession != "" {
 		// A resumed session reports running totals: keep where they stood.
@@ -292,6 +296,12 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 		}
 		if line.Type == LineSystem && line.Subtype == "init" && line.SessionID != "" {
 			req.HarnessSession = line.SessionID
+		}
+		if mirror != nil && req.HarnessSession != "" && hasToolResults(line) {
+			// Each batch of tool results is stored as it lands, so a
+			// crashed process leaves its work in the database, not only
+			// on its disk. A failure is reported by the save after the turn.
+			_ = mirror.Save(ctx, req.HarnessSession)
 		}
 		for _, event := range t.Apply(line, time.Now()) {
 			if structured && isStructuredOutput(event) || permissions.refusal(event) {
@@ -494,6 +504,14 @@ func isStructuredOutputMessage(m *run.Message) bool {
 	return false
 }
 
+// hasToolResults reports whether a line carries top-level tool results.
+func hasToolResults(line Line) bool {
+	if line.Type != LineUser || line.Message == nil || line.ParentToolUseID != "" {
+		return false
+	}
+	return slices.ContainsFunc(line.Message.Content, func(b Block) bool { return b.Type == "tool_result" })
+}
+
 // isReplay reports whether a user line is the CLI echoing the prompt.
 func isReplay(line Line) bool {
 	if line.Type != LineUser {
@@ -526,8 +544,20 @@ func classify(t *Turn) error {
 	case "error_max_structured_output_retries":
 		return external.Permanent("output_validation_error", err)
 	}
-	if strings.Contains(strings.ToLower(message), "prompt is too long") {
+	switch t.APIError {
+	case "authentication_failed":
+		return external.Permanent("authentication_error", err)
+	case "billing_error":
+		return external.Permanent("billing_error", err)
+	case "invalid_request":
+		return external.Permanent("bad_request", err)
+	}
+	lower := strings.ToLower(message)
+	if strings.Contains(lower, "prompt is too long") {
 		return external.Permanent("context_window_exceeded", err)
+	}
+	if strings.Contains(lower, "content filtering policy") || strings.Contains(lower, "usage policy") {
+		return external.Permanent("content_policy", err)
 	}
 	if r.APIErrorStatus != nil {
 		switch status := *r.APIErrorStatus; {

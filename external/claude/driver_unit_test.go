@@ -903,3 +903,26 @@ func TestDriverBranch(t *testing.T) {
 	require.Equal(t, []string{"queue-operation", "u1"}, branch(prompt, call), "a pending call is no place to go on from")
 	require.Equal(t, []string{"queue-operation"}, branch(), "nothing kept: before the prompt")
 }
+
+// TestDriverMirrorsEachToolBatchAsItLands: the transcript reaches the
+// database after each batch of tool results, not only when the turn ends,
+// so a replica that dies mid-turn leaves its work where others can resume.
+func TestDriverMirrorsEachToolBatchAsItLands(t *testing.T) {
+	f := newFake(t)
+	store := openStore(t)
+	d := f.driver(t, "driver-hang", func(o *claude.Options) { o.Transcripts, o.ProjectKey = store, "coder" })
+	ctx, cancel := context.WithCancel(turnContext(t))
+	defer cancel()
+	req := newRequest("work [[bash]]", "")
+	mirrored := make(chan bool, 1)
+	req.Emit = func(e run.Event) {
+		if _, ok := e.(*run.RunContent); ok { // after the tool result, the turn hangs
+			entries, err := store.ReadTranscript(t.Context(), storage.TranscriptKey{Framework: claude.Framework, ProjectKey: "coder", SessionID: freshSession}, "", 0)
+			mirrored <- err == nil && strings.Contains(transcriptText(entries), "before-the-hang")
+			cancel()
+		}
+	}
+	_, err := d.Turn(ctx, req.TurnRequest)
+	require.ErrorIs(t, err, context.Canceled)
+	require.True(t, <-mirrored, "the tool result was stored while the turn was still running")
+}

@@ -67,7 +67,8 @@ const pausedToolUse = "toolu_fake_01"
 //	driver-unstructured a text answer and no structured_output, whatever the flags
 //	driver-lines        the lines of AGNOGO_FAKE_CLAUDE_LINES (a recorded failure;
 //	                    a line that is not JSON is written as it is)
-//	driver-hang         the turn never ends by itself; an interrupt ends it
+//	driver-hang         the turn never ends by itself; an interrupt ends it (a
+//	                    prompt with [[bash]] makes a Bash call first)
 //	driver-stubborn     the turn never ends; interrupts, EOF and SIGTERM are ignored
 //	driver-permission   a hook_callback request, then a Bash call the CLI asks
 //	                    permission for (can_use_tool); the answer decides the rest
@@ -279,6 +280,11 @@ func (f *fakeCLIState) turn(msg map[string]any) {
 			f.emit(m)
 		}
 	case "driver-hang", "driver-stubborn":
+		if strings.Contains(prompt, "[[bash]]") {
+			f.message("assistant", []any{map[string]any{"type": "tool_use", "id": "toolu_fake_hang", "name": "Bash",
+				"input": map[string]any{"command": "echo before-the-hang"}}}, map[string]any{"id": "msg_fake_hang"})
+			f.message("user", []any{map[string]any{"tool_use_id": "toolu_fake_hang", "type": "tool_result", "content": "before-the-hang", "is_error": false}}, nil)
+		}
 		f.message("assistant", []any{map[string]any{"type": "text", "text": "thinking…"}}, nil)
 		f.inFlight = true
 	case "driver-permission":
@@ -402,8 +408,9 @@ func (f *fakeCLIState) message(role string, content []any, fields map[string]any
 		message["id"] = "msg_fake_" + uuid[:8]
 	}
 	maps.Copy(message, fields)
-	f.emit(map[string]any{"type": role, "message": message, "parent_tool_use_id": nil, "session_id": f.session, "uuid": uuid})
+	// Written to the transcript before it is sent, as the CLI does.
 	f.record(map[string]any{"parentUuid": nullable(f.parent), "isSidechain": false, "type": role, "message": message, "uuid": uuid})
+	f.emit(map[string]any{"type": role, "message": message, "parent_tool_use_id": nil, "session_id": f.session, "uuid": uuid})
 }
 
 // result ends the turn: the transcript's cost-state line, then the result

@@ -54,6 +54,11 @@ type Line struct {
 	ErrorStatus  *int   `json:"error_status,omitempty"`
 	Error        string `json:"error,omitempty"`
 
+	// IsAPIErrorMessage marks the assistant line the CLI writes in place of
+	// an answer when the model API failed; Error then names the failure
+	// (authentication_failed, billing_error, invalid_request, …).
+	IsAPIErrorMessage bool `json:"is_api_error_message,omitempty"`
+
 	// Result fields (see [Line.IsResult]).
 	IsError           bool                  `json:"is_error,omitempty"`
 	Result            *string               `json:"result,omitempty"`

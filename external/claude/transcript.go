@@ -38,6 +38,16 @@ type Mirror struct {
 	Cwd string
 	// AgnoSessionID and UserID own the transcript.
 	AgnoSessionID, UserID string
+
+	// stored caches how many lines of each transcript the database holds,
+	// once read, so that saving after every tool batch reads it once.
+	stored map[storage.TranscriptKey]int
+}
+
+// Found reports whether the CLI session's transcript file exists.
+func (m *Mirror) Found(sessionID string) bool {
+	_, err := os.Stat(m.file(sessionID))
+	return err == nil
 }
 
 // maxProjectName is the longest project directory name the CLI keeps
@@ -186,21 +196,36 @@ func (m *Mirror) saveFile(ctx context.Context, path, subpath string) error {
 		sessionID = filepath.Base(filepath.Dir(filepath.Dir(path)))
 	}
 	key := m.key(sessionID, subpath)
-	stored, err := m.Store.ReadTranscript(ctx, key, m.UserID, 0)
-	if err != nil {
-		return fmt.Errorf("read transcript %s: %w", sessionID, err)
+	held, known := m.stored[key]
+	if !known {
+		stored, err := m.Store.ReadTranscript(ctx, key, m.UserID, 0)
+		if err != nil {
+			return fmt.Errorf("read transcript %s: %w", sessionID, err)
+		}
+		held = len(stored)
 	}
-	if len(stored) >= len(lines) {
+	if held >= len(lines) {
+		m.remember(key, held)
 		return nil
 	}
-	fresh := make([]json.RawMessage, 0, len(lines)-len(stored))
-	for _, line := range lines[len(stored):] {
+	fresh := make([]json.RawMessage, 0, len(lines)-held)
+	for _, line := range lines[held:] {
 		fresh = append(fresh, storedEntry(line))
 	}
 	if _, err := m.Store.AppendTranscript(ctx, key, m.AgnoSessionID, m.UserID, fresh); err != nil {
+		delete(m.stored, key) // read it again next time
 		return fmt.Errorf("append transcript %s: %w", sessionID, err)
 	}
+	m.remember(key, len(lines))
 	return nil
+}
+
+// remember records how many lines of a transcript the database holds.
+func (m *Mirror) remember(key storage.TranscriptKey, lines int) {
+	if m.stored == nil {
+		m.stored = map[storage.TranscriptKey]int{}
+	}
+	m.stored[key] = lines
 }
 
 // readLines returns a file's non-empty lines; none when it does not exist.

@@ -30,6 +30,9 @@ type Turn struct {
 	Result *Line
 	// Warnings are lines that could not be read.
 	Warnings []run.Warning
+	// APIError is the kind of model API failure the CLI reported in place
+	// of an answer (authentication_failed, billing_error, …), if any.
+	APIError string
 
 	started    time.Time
 	firstToken time.Time
@@ -115,6 +118,12 @@ func (t *Turn) Apply(line Line, now time.Time) []run.Event {
 // assistant maps an assistant line's blocks.
 func (t *Turn) assistant(line Line, now time.Time) []run.Event {
 	if line.Message == nil {
+		return nil
+	}
+	if line.IsAPIErrorMessage {
+		// A stand-in for an answer the API refused: the failure is the
+		// turn's result, not content.
+		t.APIError = firstNonEmpty(line.Error, t.APIError)
 		return nil
 	}
 	var events []run.Event

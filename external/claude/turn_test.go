@@ -92,3 +92,20 @@ func TestTurnStreamsDeltas(t *testing.T) {
 	require.Equal(t, run.RoleUser, turn.Messages[0].Role, "the echoed prompt is the run's user message")
 	require.Equal(t, "fake-answer: partial hello world foo bar", turn.Messages[len(turn.Messages)-1].Content)
 }
+
+// TestTurnAPIErrorIsNotContent: the assistant line the CLI writes in place
+// of an answer the API refused is the failure, not content.
+func TestTurnAPIErrorIsNotContent(t *testing.T) {
+	turn := claude.NewTurn(time.Now())
+	for _, line := range lines(t, "claude-api-error-529.jsonl") {
+		for _, e := range turn.Apply(line, time.Now()) {
+			_, content := e.(*run.RunContent)
+			require.False(t, content, "no RunContent for the API error text")
+		}
+	}
+	require.Equal(t, "server_error", turn.APIError)
+	for _, m := range turn.Messages {
+		require.NotEqual(t, run.RoleAssistant, m.Role, "the stand-in is not an answer")
+	}
+	require.True(t, turn.Result.IsError)
+}
