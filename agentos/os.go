@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -189,6 +190,39 @@ func (o *OS) track(runID string, r *inflightRun) (func(), bool) {
 		o.mu.Unlock()
 		o.wg.Done()
 	}, true
+}
+
+// forkedAs makes a run in flight also known by the id of the new run it
+// continues as (a fork), once its events name it, so that cancelling
+// either id stops it. The alias goes when the events end.
+func (o *OS) forkedAs(events iter.Seq2[run.Event, error], runID string, r *inflightRun) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		alias := ""
+		defer func() {
+			if alias != "" {
+				o.mu.Lock()
+				if o.inflight[alias] == r {
+					delete(o.inflight, alias)
+				}
+				o.mu.Unlock()
+			}
+		}()
+		for event, err := range events {
+			if event != nil && alias == "" {
+				if id := event.Base().RunID; id != "" && id != runID {
+					alias = id
+					o.mu.Lock()
+					if _, taken := o.inflight[id]; !taken {
+						o.inflight[id] = r
+					}
+					o.mu.Unlock()
+				}
+			}
+			if !yield(event, err) {
+				return
+			}
+		}
+	}
 }
 
 // cancelRun cancels a run in flight and reports whether it was found.

@@ -394,9 +394,14 @@ func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	o.serveRun(w, r, stream, req.RunID, &inflightRun{agentID: runner.ID(), sessionID: req.SessionID, userID: req.UserID},
-		func(ctx context.Context) iter.Seq2[run.Event, error] { return continuer.Continue(ctx, req) },
+	// A continued run may go on as a new run (a fork): cancelling either id
+	// stops it.
+	meta := &inflightRun{agentID: runner.ID(), sessionID: req.SessionID, userID: req.UserID}
+	o.serveRun(w, r, stream, req.RunID, meta,
+		func(ctx context.Context) iter.Seq2[run.Event, error] {
+			return o.forkedAs(continuer.Continue(ctx, req), req.RunID, meta)
+		},
 		func(ctx context.Context) (*run.Output, error) {
-			return o.collect(ctx, continuer.Continue(ctx, req), req.UserID)
+			return o.collect(ctx, o.forkedAs(continuer.Continue(ctx, req), req.RunID, meta), req.UserID)
 		})
 }

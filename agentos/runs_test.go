@@ -1,6 +1,7 @@
 package agentos_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -128,4 +129,48 @@ func TestShutdownCancelsRunsInFlight(t *testing.T) {
 	refused := s.postForm(t, "/agents/assistant/runs", url.Values{"message": {"late"}, "stream": {"false"}})
 	require.Equal(t, http.StatusServiceUnavailable, refused.StatusCode)
 	require.True(t, strings.Contains(readAll(t, refused), "shutting down"))
+}
+
+// TestCancelAForkedRunByItsNewID: continuing a completed run goes on as a
+// new run (a fork); cancelling it by that new id stops it.
+func TestCancelAForkedRunByItsNewID(t *testing.T) {
+	started := make(chan struct{})
+	slow, err := tool.New(tool.Config{Name: "slow"}, func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	require.NoError(t, err)
+	s := newServer(t, []scripted.Reply{scripted.Text("first"), scripted.ToolCall("slow", `{}`), scripted.Text("never")},
+		func(c *agent.Config, _ *agentos.Config) { c.Tools = []tool.Tool{slow} })
+	first := decode[map[string]any](t, s.postForm(t, "/agents/assistant/runs", url.Values{"message": {"go"}, "session_id": {"s1"}, "stream": {"false"}}))
+	runID := first["run_id"].(string)
+
+	resp := s.postForm(t, "/agents/assistant/runs/"+runID+"/continue", url.Values{"session_id": {"s1"}, "input": {"again"}})
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body := bufio.NewReader(resp.Body)
+	var forkID string
+	for forkID == "" {
+		line, err := body.ReadString('\n')
+		require.NoError(t, err)
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var event map[string]any
+			require.NoError(t, json.Unmarshal([]byte(data), &event))
+			forkID, _ = event["run_id"].(string)
+		}
+	}
+	require.NotEqual(t, runID, forkID, "the continuation is a new run")
+	frames := make(chan []frame, 1)
+	go func() { frames <- readFrames(t, body) }()
+	<-started
+	cancelled := time.Now()
+	require.Equal(t, http.StatusOK, s.postForm(t, "/agents/assistant/runs/"+forkID+"/cancel", url.Values{"session_id": {"s1"}}).StatusCode)
+	var got []frame
+	select {
+	case got = <-frames:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the forked run did not stop")
+	}
+	require.Less(t, time.Since(cancelled), time.Second)
+	require.Equal(t, "RunCancelled", got[len(got)-1].event)
 }
