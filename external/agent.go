@@ -222,6 +222,10 @@ type turn struct {
 	harness string
 	// decisions are the user's answers to a paused run's tool calls.
 	decisions []*run.ToolExecution
+	// contested is set for a new run that claimed its session outside a
+	// queue: once its RUNNING row is written, it checks again for another
+	// replica's turn that claimed the session at the same moment.
+	contested bool
 	// mu guards out and session against the heartbeat's saves.
 	mu sync.Mutex
 }
@@ -274,6 +278,7 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	}
 
 	t := a.open(in, session, sessionID, runID, staging)
+	t.contested = a.cfg.Store != nil && !run.Queued(parent)
 	modelID, provider := a.cfg.Driver.Model()
 	return a.drive(parent, t, in, &run.RunStarted{Model: modelID, ModelProvider: provider}, yield)
 }
@@ -287,6 +292,11 @@ func (a *Agent) drive(parent context.Context, t *turn, in *run.Input, first run.
 	var err error
 	if in.PersistOnStart {
 		err = a.save(ctx, t)
+		if err == nil && t.contested {
+			if busy := a.contest(ctx, t); busy != nil {
+				return nil, &startError{busy}
+			}
+		}
 	}
 	t.em.emit(first)
 	if err != nil {
@@ -296,6 +306,22 @@ func (a *Agent) drive(parent context.Context, t *turn, in *run.Input, first run.
 	err = a.attempts(ctx, t, in)
 	stop()
 	return a.finish(parent, t, err)
+}
+
+// contest settles a race between replicas: two turns on one session may
+// both pass the busy check before either row is written. Each checks again
+// once its own RUNNING row is there; one that sees another unfinished run
+// withdraws its row and is refused as busy, so two turns never run at once
+// (in the rarest interleaving both withdraw, and both are refused).
+func (a *Agent) contest(ctx context.Context, t *turn) error {
+	other, err := a.turns.unfinished(ctx, t.out.SessionID, t.out.RunID, BeginOptions{})
+	if err != nil || other == "" {
+		return nil // a failed check does not stop a turn the first check allowed
+	}
+	if err := a.cfg.Store.DeleteRun(context.WithoutCancel(ctx), t.out.RunID, t.out.UserID); err != nil {
+		a.cfg.Logger.Warn("withdrawing a contested run failed", "run_id", t.out.RunID, "error", err)
+	}
+	return &run.SessionBusyError{SessionID: t.out.SessionID, RunID: other}
 }
 
 // pausedRun returns the stored run runID when it is PAUSED; nil otherwise.

@@ -1290,3 +1290,55 @@ func TestAgentPausesForConfirmation(t *testing.T) {
 	require.True(t, *turns[1].req.Decisions[0].Confirmed)
 	require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
 }
+
+// blindStore hides the session's unfinished runs from the first busy
+// check, as a replica does that checks at the same moment another one
+// claims the session.
+type blindStore struct {
+	storage.Store
+	mu    sync.Mutex
+	blind int
+}
+
+func (s *blindStore) GetRuns(ctx context.Context, q storage.RunQuery) ([]storage.RunRecord, int, error) {
+	s.mu.Lock()
+	hide := s.blind > 0
+	if hide {
+		s.blind--
+	}
+	s.mu.Unlock()
+	if hide {
+		return nil, 0, nil
+	}
+	return s.Store.GetRuns(ctx, q)
+}
+
+// TestAgentRaceBetweenReplicas: a turn that passed the busy check while
+// another replica was claiming the session checks again once its row is
+// written, withdraws it and is refused: two turns never run at once.
+func TestAgentRaceBetweenReplicas(t *testing.T) {
+	store := openTestStore(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	a := newTestAgent(t, external.Config{Driver: script(blockStep(started, release)), Store: store})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = a.Run(t.Context(), &run.Input{InputContent: "first", SessionID: "s", RunID: "r1", PersistOnStart: true})
+	}()
+	waitClosed(t, started, "the first turn")
+
+	late := script(answerStep("should not run", ""))
+	b := newTestAgent(t, external.Config{Driver: late, Store: &blindStore{Store: store, blind: 1}})
+	events, errs := drain(b.Stream(t.Context(), &run.Input{InputContent: "second", SessionID: "s", RunID: "r2", PersistOnStart: true}))
+	require.Empty(t, events, "refused before anything was sent")
+	require.Len(t, errs, 1)
+	var busy *run.SessionBusyError
+	require.ErrorAs(t, errs[0], &busy)
+	require.Equal(t, "r1", busy.RunID)
+	require.Empty(t, late.turns(), "the harness never started")
+	requireNoRun(t, store, "r2")
+
+	close(release)
+	waitClosed(t, done, "the first turn to end")
+	require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
+}
