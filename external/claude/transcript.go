@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agnogo/agnogo/storage"
 )
@@ -253,14 +255,22 @@ func readLines(path string) ([][]byte, error) {
 }
 
 // unreadableKey wraps a transcript line that is not JSON, so it is stored
-// (and restored) verbatim.
-const unreadableKey = "agnogo_unreadable_line"
+// (and restored) verbatim; unreadableBytesKey one that is not even UTF-8
+// (a CLI killed mid-write), as base64.
+const (
+	unreadableKey      = "agnogo_unreadable_line"
+	unreadableBytesKey = "agnogo_unreadable_bytes"
+)
 
 // storedEntry is how a line is stored: as is when it is JSON, wrapped
 // otherwise.
 func storedEntry(line []byte) json.RawMessage {
 	if json.Valid(line) {
 		return line
+	}
+	if !utf8.Valid(line) {
+		wrapped, _ := json.Marshal(map[string]string{unreadableBytesKey: base64.StdEncoding.EncodeToString(line)})
+		return wrapped
 	}
 	wrapped, _ := json.Marshal(map[string]string{unreadableKey: string(line)})
 	return wrapped
@@ -274,6 +284,14 @@ func entryLine(entry json.RawMessage) []byte {
 			var line string
 			if json.Unmarshal(raw, &line) == nil {
 				return []byte(line)
+			}
+		}
+		if raw, ok := wrapped[unreadableBytesKey]; ok {
+			var encoded string
+			if json.Unmarshal(raw, &encoded) == nil {
+				if line, err := base64.StdEncoding.DecodeString(encoded); err == nil {
+					return line
+				}
 			}
 		}
 	}

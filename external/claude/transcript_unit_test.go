@@ -181,12 +181,14 @@ func TestMirrorRestoreLeavesALongerFileAlone(t *testing.T) {
 // was killed in the middle of) is stored wrapped and restored as it was.
 func TestMirrorKeepsUnreadableLines(t *testing.T) {
 	r := newMirror(t)
-	lines := []string{entry("sid", "u1", "user"), `{"type":"assistant","uuid":"a1","message":{"content":"cut sh`, `not json at all: <&> "quoted" \ back`, entry("sid", "u2", "user")}
+	lines := []string{entry("sid", "u1", "user"), `{"type":"assistant","uuid":"a1","message":{"content":"cut sh`, `not json at all: <&> "quoted" \ back`,
+		"{\"type\":\"assistant\",\"message\":{\"content\":\"cut in a character \xe2\x82", entry("sid", "u2", "user")}
 	write(t, file(r.mirror, "sid", ""), lines...)
 	require.NoError(t, r.mirror.Save(t.Context(), "sid"))
 	stored := r.stored(t, "sid", "")
-	require.Len(t, stored, 4)
+	require.Len(t, stored, 5)
 	require.JSONEq(t, `{"agnogo_unreadable_line":"{\"type\":\"assistant\",\"uuid\":\"a1\",\"message\":{\"content\":\"cut sh"}`, stored[1])
+	require.Contains(t, stored[3], "agnogo_unreadable_bytes", "a line that is not even UTF-8 is stored as its bytes")
 
 	replica := r.on(t.TempDir())
 	_, err := replica.Restore(t.Context(), "sid")
@@ -196,7 +198,7 @@ func TestMirrorKeepsUnreadableLines(t *testing.T) {
 	require.Equal(t, strings.Join(lines, "\n")+"\n", string(data))
 
 	require.NoError(t, replica.Save(t.Context(), "sid"), "the restored file holds what is stored")
-	require.Len(t, r.stored(t, "sid", ""), 4)
+	require.Len(t, r.stored(t, "sid", ""), 5)
 }
 
 func TestMirrorBranch(t *testing.T) {
