@@ -62,7 +62,7 @@ var (
 		"danger-full-access": "danger-full-access", "danger_full_access": "danger-full-access",
 		"full-access": "danger-full-access", "full_access": "danger-full-access",
 	}
-	codexApprovalModes    = []string{"auto_review", "deny_all"}
+	codexApprovalModes    = []string{"auto_review", "deny_all", "ask"}
 	codexReasoningEfforts = []string{"minimal", "low", "medium", "high", "xhigh"}
 	// envNamePattern is what an environment variable's name may be.
 	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

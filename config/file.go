@@ -317,7 +317,8 @@ type Agent struct {
 	// danger-full-access. Defaults to the CLI's own (read-only).
 	Sandbox string
 	// ApprovalMode answers codex's escalated permission requests:
-	// auto_review (Codex's reviewer decides) or deny_all (all declined).
+	// auto_review (Codex's reviewer decides), deny_all (all declined) or
+	// ask (the run pauses until a person confirms or rejects the call).
 	// Defaults to "": auto_review, the driver's default.
 	ApprovalMode string
 	// ReasoningEffort is codex's reasoning effort (minimal, low, medium,

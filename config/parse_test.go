@@ -349,7 +349,7 @@ func TestParseErrors(t *testing.T) {
 		{"external output schema not an object", "agents:\n  - id: c\n    type: claude\n    output_schema: {type: array}\n",
 			`agnogo.yaml:4: output_schema in agent "c": output schema output: the answer must be an object`},
 		{"bad approval mode", "agents:\n  - id: c\n    type: codex\n    approval_mode: always\n",
-			`agnogo.yaml:4: approval_mode in agent "c": "always" is not one of auto_review, deny_all`},
+			`agnogo.yaml:4: approval_mode in agent "c": "always" is not one of auto_review, deny_all, ask`},
 		{"bad reasoning effort", "agents:\n  - id: c\n    type: codex\n    reasoning_effort: max\n",
 			`agnogo.yaml:4: reasoning_effort in agent "c": "max" is not one of minimal, low, medium, high, xhigh`},
 		{"quoted ephemeral", "agents:\n  - id: c\n    type: codex\n    ephemeral: \"true\"\n",

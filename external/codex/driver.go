@@ -52,6 +52,11 @@ const (
 	// ApprovalDenyAll declines every approval request of the app-server
 	// (approvalPolicy "on-request", approvalsReviewer "user").
 	ApprovalDenyAll = "deny_all"
+	// ApprovalAsk asks a person: a command or file change that needs
+	// approval pauses the run (status PAUSED, a confirmation requirement per
+	// call), and continuing it with the decision goes on in the same
+	// thread — an approved call made again runs, a declined one does not.
+	ApprovalAsk = "ask"
 )
 
 // DefaultInterruptGrace is how long a cancelled turn may take to wind down
@@ -138,10 +143,9 @@ func NewDriver(opts Options) (*Driver, error) {
 	switch strings.ReplaceAll(strings.ToLower(strings.TrimSpace(opts.ApprovalMode)), "-", "_") {
 	case "", ApprovalAutoReview:
 		opts.ApprovalMode = ApprovalAutoReview
-	case ApprovalDenyAll:
-		opts.ApprovalMode = ApprovalDenyAll
+	case ApprovalDenyAll, ApprovalAsk:
 	default:
-		return nil, fmt.Errorf("codex: unknown approval_mode %q: use %s or %s", opts.ApprovalMode, ApprovalAutoReview, ApprovalDenyAll)
+		return nil, fmt.Errorf("codex: unknown approval_mode %q: use %s, %s or %s", opts.ApprovalMode, ApprovalAutoReview, ApprovalDenyAll, ApprovalAsk)
 	}
 	if opts.InterruptGrace < 0 {
 		return nil, errors.New("codex: interrupt_grace must not be negative")
@@ -187,7 +191,7 @@ func (d *Driver) env() []string {
 func (d *Driver) threadParams(start bool) map[string]any {
 	o := d.opts
 	params := map[string]any{"cwd": o.Cwd, "model": o.Model, "approvalPolicy": "on-request"}
-	if o.ApprovalMode == ApprovalDenyAll {
+	if o.ApprovalMode == ApprovalDenyAll || o.ApprovalMode == ApprovalAsk {
 		params["approvalsReviewer"] = "user"
 	} else {
 		params["approvalsReviewer"] = "auto_review"
@@ -353,7 +357,7 @@ func (d *Driver) turn(ctx context.Context, s *Server, req *external.TurnRequest,
 		params["outputSchema"] = req.OutputSchema
 	}
 	started := time.Now()
-	f := &follower{driver: d, server: s, thread: th.id, t: NewTurn(started)}
+	f := &follower{driver: d, server: s, thread: th.id, t: NewTurn(started), decisions: req.Decisions}
 	if strings.TrimSpace(prompt) == external.CompactInput && req.HarnessSession != "" {
 		// Compaction is the app-server's own turn on the thread, whose id
 		// the first turn/started of the thread names.
@@ -382,6 +386,9 @@ func (d *Driver) turn(ctx context.Context, s *Server, req *external.TurnRequest,
 			break
 		}
 		for _, event := range f.take(m) {
+			if f.refusal(event) {
+				continue
+			}
 			if structured {
 				if _, content := event.(*run.RunContent); content {
 					continue
@@ -396,6 +403,10 @@ func (d *Driver) turn(ctx context.Context, s *Server, req *external.TurnRequest,
 	t := f.t
 	res := &external.TurnResult{Content: t.Content, ReasoningContent: t.Reasoning, Messages: t.Messages, Tools: t.Tools,
 		Metrics: t.Metrics(time.Now(), cmp.Or(th.model, d.opts.Model)), Model: th.model}
+	if len(f.paused) > 0 && ctx.Err() == nil {
+		res.Messages = f.withoutRefusals(res.Messages)
+		return res, &external.PauseError{Tools: f.paused}
+	}
 	if readErr != nil {
 		return res, readErr
 	}
@@ -436,6 +447,10 @@ type follower struct {
 	server       *Server
 	thread, turn string
 	t            *Turn
+	// decisions are the user's answers to the calls a paused run asked
+	// about; paused are the calls this turn asks about (ApprovalAsk).
+	decisions []*run.ToolExecution
+	paused    []*run.ToolExecution
 }
 
 // scope names the thread and turn a notification is about, when it says.
@@ -480,6 +495,9 @@ func (f *follower) done(m Message) bool {
 // take handles one message and returns the events it gives.
 func (f *follower) take(m Message) []run.Event {
 	if m.IsRequest() {
+		if f.ask(m) {
+			return nil
+		}
 		f.driver.answer(f.server, m, f.driver.opts.ApprovalMode == ApprovalDenyAll)
 		return nil
 	}
@@ -487,6 +505,82 @@ func (f *follower) take(m Message) []run.Event {
 		return nil
 	}
 	return f.t.Apply(m, time.Now())
+}
+
+// ask answers an approval request for a command or a file change from the
+// user's decisions, or — with ApprovalAsk — declines it, records the call
+// as awaiting confirmation and interrupts the turn, which then ends the run
+// PAUSED. It reports whether it answered.
+func (f *follower) ask(m Message) bool {
+	if m.Method != "item/commandExecution/requestApproval" && m.Method != "item/fileChange/requestApproval" {
+		return false
+	}
+	var p struct {
+		ItemID  string `json:"itemId"`
+		Command string `json:"command"`
+		Cwd     string `json:"cwd"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	call := &run.ToolExecution{ToolCallID: p.ItemID, ToolName: "apply_patch"}
+	if tool, ok := f.t.byID[p.ItemID]; ok {
+		call.ToolName, call.ToolArgs = tool.ToolName, tool.ToolArgs
+	}
+	if m.Method == "item/commandExecution/requestApproval" {
+		call.ToolName, call.ToolArgs = "shell", map[string]any{"command": p.Command, "cwd": p.Cwd}
+	}
+	if decision := decided(f.decisions, call); decision != nil {
+		verdict := "decline"
+		if *decision.Confirmed {
+			verdict = "accept"
+		}
+		_ = f.server.Respond(m.ID, map[string]any{"decision": verdict})
+		return true
+	}
+	if f.driver.opts.ApprovalMode != ApprovalAsk {
+		return false
+	}
+	f.paused = append(f.paused, call)
+	_ = f.server.Respond(m.ID, map[string]any{"decision": "decline"})
+	go func() { // the reply comes through the reader this loop waits on
+		ctx, cancel := context.WithTimeout(context.Background(), initializeTimeout)
+		defer cancel()
+		_, _ = f.server.Call(ctx, "turn/interrupt", map[string]any{"threadId": f.thread, "turnId": f.turn})
+	}()
+	return true
+}
+
+// decided returns the user's decision on a call like this one: the same
+// tool, and for a command the same command line.
+func decided(decisions []*run.ToolExecution, call *run.ToolExecution) *run.ToolExecution {
+	for _, d := range decisions {
+		if d.Confirmed == nil || d.ToolName != call.ToolName {
+			continue
+		}
+		if call.ToolName == "shell" && d.ToolArgs["command"] != call.ToolArgs["command"] {
+			continue
+		}
+		return d
+	}
+	return nil
+}
+
+// isPaused reports whether the call awaits the user's confirmation.
+func (f *follower) isPaused(id string) bool {
+	return slices.ContainsFunc(f.paused, func(t *run.ToolExecution) bool { return t.ToolCallID == id })
+}
+
+// refusal reports whether an event is the declined result of a paused
+// call, which clients do not see: the call awaits confirmation instead.
+func (f *follower) refusal(e run.Event) bool {
+	failed, ok := e.(*run.ToolCallError)
+	return ok && failed.Tool != nil && f.isPaused(failed.Tool.ToolCallID)
+}
+
+// withoutRefusals drops the declined results of paused calls.
+func (f *follower) withoutRefusals(messages []*run.Message) []*run.Message {
+	return slices.DeleteFunc(slices.Clone(messages), func(m *run.Message) bool {
+		return m.Role == run.RoleTool && f.isPaused(m.ToolCallID)
+	})
 }
 
 // interrupt stops a cancelled turn: turn/interrupt, then the turn's

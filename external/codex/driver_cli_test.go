@@ -208,3 +208,35 @@ func TestDriverRealCLICompactsTheThread(t *testing.T) {
 	t.Logf("after compaction: %.800s", last)
 	require.Contains(t, last, "SUMMARY: the user asked to remember a word", "the thread goes on from its summary")
 }
+
+// TestDriverRealCLIAskPausesForApproval: with approval_mode ask, a command
+// that needs approval pauses the run; continuing with the user's approval
+// goes on in the same thread, and the command made again runs.
+func TestDriverRealCLIAskPausesForApproval(t *testing.T) {
+	r := newRealRig(t)
+	store := openStore(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	defer cancel()
+	target := filepath.Join(r.cwd, "approved.txt")
+	command := "touch " + target + " && echo made"
+	ask := func(o *codex.Options) { o.ApprovalMode = codex.ApprovalAsk }
+	r.api.Enqueue(shell(command, true))
+	out, err := newAgent(t, r.driver(t, ask), store).Run(ctx, &run.Input{InputContent: "make the file", SessionID: "s1", RunID: "r1", PersistOnStart: true})
+	require.NoError(t, err)
+	require.Equal(t, run.StatusPaused, out.Status, "%v", out.Content)
+	require.Len(t, out.Requirements, 1)
+	call := out.Requirements[0].ToolExecution
+	require.Equal(t, "shell", call.ToolName)
+	require.Contains(t, call.ToolArgs["command"], "approved.txt")
+	require.NoFileExists(t, target, "nothing runs before the user decides")
+
+	r.api.Enqueue(shell(command, true), fakeopenai.Text("fake-final: made"))
+	confirmed := true
+	done, err := newAgent(t, r.driver(t, ask), store).ContinueRun(ctx, &run.ContinueRequest{RunID: "r1",
+		Tools: []*run.ToolExecution{{ToolCallID: call.ToolCallID, Confirmed: &confirmed}}})
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCompleted, done.Status, "%v", done.Content)
+	require.Equal(t, "r1", done.RunID)
+	require.FileExists(t, target, "the approved command ran")
+	require.Contains(t, inputText(t, r.api.Requests()[len(r.api.Requests())-2]), "approved your call to shell", "the model was told")
+}

@@ -628,7 +628,7 @@ func TestNewDriverOptions(t *testing.T) {
 	require.ErrorContains(t, err, `unknown sandbox "yolo"`)
 	require.ErrorContains(t, err, "read-only, workspace-write or full-access")
 	_, err = codex.NewDriver(codex.Options{ApprovalMode: "sometimes"})
-	require.ErrorContains(t, err, "auto_review or deny_all")
+	require.ErrorContains(t, err, "auto_review, deny_all or ask")
 
 	d, err := codex.NewDriver(codex.Options{Cwd: "."})
 	require.NoError(t, err)
