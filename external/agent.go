@@ -226,6 +226,9 @@ type turn struct {
 	// queue: once its RUNNING row is written, it checks again for another
 	// replica's turn that claimed the session at the same moment.
 	contested bool
+	// queued is set for a run a queue elected: it makes the same check,
+	// but waits rather than being refused.
+	queued bool
 	// mu guards out and session against the heartbeat's saves.
 	mu sync.Mutex
 }
@@ -279,6 +282,7 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 
 	t := a.open(in, session, sessionID, runID, staging)
 	t.contested = a.cfg.Store != nil && !run.Queued(parent)
+	t.queued = a.cfg.Store != nil && run.Queued(parent)
 	modelID, provider := a.cfg.Driver.Model()
 	return a.drive(parent, t, in, &run.RunStarted{Model: modelID, ModelProvider: provider}, yield)
 }
@@ -296,6 +300,9 @@ func (a *Agent) drive(parent context.Context, t *turn, in *run.Input, first run.
 			if busy := a.contest(ctx, t); busy != nil {
 				return nil, &startError{busy}
 			}
+		}
+		if err == nil && t.queued {
+			err = a.awaitUncontested(ctx, t)
 		}
 	}
 	t.em.emit(first)
@@ -322,6 +329,33 @@ func (a *Agent) contest(ctx context.Context, t *turn) error {
 		a.cfg.Logger.Warn("withdrawing a contested run failed", "run_id", t.out.RunID, "error", err)
 	}
 	return &run.SessionBusyError{SessionID: t.out.SessionID, RunID: other}
+}
+
+// awaitUncontested is contest for a run a queue elected: while another
+// replica's turn outside the queue is RUNNING on the session, the run steps
+// back to PENDING and waits, then claims the session again.
+func (a *Agent) awaitUncontested(ctx context.Context, t *turn) error {
+	for {
+		other, err := a.turns.unfinished(ctx, t.out.SessionID, t.out.RunID, BeginOptions{QueuedBehind: true})
+		if err != nil || other == "" {
+			return nil
+		}
+		t.mu.Lock()
+		t.out.Status = run.StatusPending
+		t.mu.Unlock()
+		if err := a.save(ctx, t); err != nil {
+			return err
+		}
+		if err := a.cfg.Sleep(ctx, a.cfg.QueuePollInterval); err != nil {
+			return err
+		}
+		t.mu.Lock()
+		t.out.Status = run.StatusRunning
+		t.mu.Unlock()
+		if err := a.save(ctx, t); err != nil {
+			return err
+		}
+	}
 }
 
 // pausedRun returns the stored run runID when it is PAUSED; nil otherwise.

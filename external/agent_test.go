@@ -1342,3 +1342,42 @@ func TestAgentRaceBetweenReplicas(t *testing.T) {
 	waitClosed(t, done, "the first turn to end")
 	require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
 }
+
+// TestAgentQueuedRunRaceWithAnInlineTurn: a queued run that passed the
+// busy check while an inline turn on another replica was claiming the
+// session finds it once its own row is written, steps back to PENDING and
+// runs after it.
+func TestAgentQueuedRunRaceWithAnInlineTurn(t *testing.T) {
+	store := openTestStore(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	inline := newTestAgent(t, external.Config{Driver: script(blockStep(started, release)), Store: store})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = inline.Run(t.Context(), &run.Input{InputContent: "inline", SessionID: "s", RunID: "r1", PersistOnStart: true})
+	}()
+	waitClosed(t, started, "the inline turn")
+
+	queuedDriver := script(answerStep("queued answer", ""))
+	queued := newTestAgent(t, external.Config{Driver: queuedDriver, Store: &blindStore{Store: store, blind: 1}, QueuePollInterval: 5 * time.Millisecond})
+	result := make(chan *run.Output, 1)
+	go func() {
+		out, err := queued.Run(run.WithQueued(t.Context()), &run.Input{InputContent: "queued", SessionID: "s", RunID: "r2", PersistOnStart: true})
+		if err != nil {
+			t.Error(err)
+		}
+		result <- out
+	}()
+	require.Eventually(t, func() bool {
+		rec, err := store.GetRun(t.Context(), "r2", "")
+		return err == nil && rec.Run.Status == run.StatusPending
+	}, 5*time.Second, 5*time.Millisecond, "the queued run steps back to PENDING")
+	require.Empty(t, queuedDriver.turns(), "and does not start while the inline turn runs")
+
+	close(release)
+	waitClosed(t, done, "the inline turn to end")
+	out := <-result
+	require.Equal(t, run.StatusCompleted, out.Status)
+	require.Equal(t, "queued answer", out.Content)
+	require.Len(t, queuedDriver.turns(), 1)
+}
