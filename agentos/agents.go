@@ -42,6 +42,9 @@ func (o *OS) agentSummary(r run.Runner) map[string]any {
 	if i, ok := r.(interface{ Instructions() string }); ok && i.Instructions() != "" {
 		summary["instructions"] = i.Instructions()
 	}
+	if d, ok := r.(interface{ Description() string }); ok {
+		summary["description"] = d.Description()
+	}
 	return summary
 }
 

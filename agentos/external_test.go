@@ -115,7 +115,16 @@ func (s *claudeOS) getRun(t *testing.T, runID, sessionID string) map[string]any 
 // database.
 func TestClaudeAgentOverHTTP(t *testing.T) {
 	rig := newClaudeRig(t)
-	a := rig.replica(t)
+	a := rig.replica(t, func(_ *claude.Options, c *external.Config) { c.Description = "Edits the code." })
+
+	listed, err := http.Get(a.URL + "/agents")
+	require.NoError(t, err)
+	agents := decode[[]map[string]any](t, listed)
+	listed.Body.Close()
+	require.Len(t, agents, 1)
+	require.Equal(t, "coder", agents[0]["id"])
+	require.Equal(t, "Edits the code.", agents[0]["description"])
+	require.Equal(t, map[string]any{"name": claude.DefaultModel, "model": claude.DefaultModel, "provider": claude.ProviderName}, agents[0]["model"])
 
 	resp := a.post(t, url.Values{"message": {"list it [[bash:echo tool-output-42]]"}, "session_id": {"s1"}, "stream": {"false"}})
 	requireStatus(t, resp, http.StatusOK)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -126,6 +127,13 @@ func (a *Agent) Kind() run.Kind { return run.KindAgent }
 
 // Description says what the agent is for.
 func (a *Agent) Description() string { return a.cfg.Description }
+
+// ModelInfo names the model the agent's harness runs on, as AgentOS lists
+// agents.
+func (a *Agent) ModelInfo() model.Info {
+	id, provider := a.cfg.Driver.Model()
+	return model.Info{ID: id, Provider: provider}
+}
 
 // Driver returns the agent's driver.
 func (a *Agent) Driver() Driver { return a.cfg.Driver }
