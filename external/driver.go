@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agnogo/agnogo/run"
 )
@@ -204,4 +205,28 @@ func checkSchema(schema json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// Awaiting are the tool calls a turn pauses on, for the user's
+// confirmation. A driver declines them for now; their declined results are
+// not shown (the calls await confirmation instead).
+type Awaiting []*run.ToolExecution
+
+// Has reports whether the call with this id awaits confirmation.
+func (a Awaiting) Has(toolCallID string) bool {
+	return slices.ContainsFunc(a, func(t *run.ToolExecution) bool { return t.ToolCallID == toolCallID })
+}
+
+// Hides reports whether an event is the declined result of an awaiting
+// call, which clients do not see.
+func (a Awaiting) Hides(e run.Event) bool {
+	failed, ok := e.(*run.ToolCallError)
+	return ok && failed.Tool != nil && a.Has(failed.Tool.ToolCallID)
+}
+
+// Without drops the declined results of awaiting calls from messages.
+func (a Awaiting) Without(messages []*run.Message) []*run.Message {
+	return slices.DeleteFunc(slices.Clone(messages), func(m *run.Message) bool {
+		return m.Role == run.RoleTool && a.Has(m.ToolCallID)
+	})
 }

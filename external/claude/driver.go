@@ -304,7 +304,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 			_ = mirror.Save(ctx, req.HarnessSession)
 		}
 		for _, event := range t.Apply(line, time.Now()) {
-			if structured && isStructuredOutput(event) || permissions.refusal(event) {
+			if structured && isStructuredOutput(event) || permissions.paused.Hides(event) {
 				continue
 			}
 			req.Emit(event)
@@ -324,7 +324,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 		return result, spoke, lineErr
 	}
 	if len(permissions.paused) > 0 {
-		result.Messages = permissions.withoutRefusals(result.Messages)
+		result.Messages = permissions.paused.Without(result.Messages)
 		return result, spoke, &external.PauseError{Tools: permissions.paused}
 	}
 	if err := classify(t); err != nil {
@@ -373,7 +373,7 @@ type permissions struct {
 	decisions []*run.ToolExecution
 	confirm   bool
 	// paused are the calls refused pending the user's confirmation.
-	paused []*run.ToolExecution
+	paused external.Awaiting
 }
 
 // pauseMessage is what the CLI (and the model) is told of a call that
@@ -431,26 +431,6 @@ func (ps *permissions) decided(name string, args map[string]any) *run.ToolExecut
 		}
 	}
 	return nil
-}
-
-// isPaused reports whether the call waits for the user.
-func (ps *permissions) isPaused(toolCallID string) bool {
-	return slices.ContainsFunc(ps.paused, func(t *run.ToolExecution) bool { return t.ToolCallID == toolCallID })
-}
-
-// refusal reports whether an event is the refused result of a paused
-// call, which clients do not see: the call is shown as awaiting
-// confirmation instead.
-func (ps *permissions) refusal(e run.Event) bool {
-	failed, ok := e.(*run.ToolCallError)
-	return ok && failed.Tool != nil && ps.isPaused(failed.Tool.ToolCallID)
-}
-
-// withoutRefusals drops the refused results of paused calls.
-func (ps *permissions) withoutRefusals(messages []*run.Message) []*run.Message {
-	return slices.DeleteFunc(slices.Clone(messages), func(m *run.Message) bool {
-		return m.Role == run.RoleTool && ps.isPaused(m.ToolCallID)
-	})
 }
 
 // result gathers what the turn produced.

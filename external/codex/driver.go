@@ -386,7 +386,7 @@ func (d *Driver) turn(ctx context.Context, s *Server, req *external.TurnRequest,
 			break
 		}
 		for _, event := range f.take(m) {
-			if f.refusal(event) {
+			if f.paused.Hides(event) {
 				continue
 			}
 			if structured {
@@ -404,7 +404,7 @@ func (d *Driver) turn(ctx context.Context, s *Server, req *external.TurnRequest,
 	res := &external.TurnResult{Content: t.Content, ReasoningContent: t.Reasoning, Messages: t.Messages, Tools: t.Tools,
 		Metrics: t.Metrics(time.Now(), cmp.Or(th.model, d.opts.Model)), Model: th.model}
 	if len(f.paused) > 0 && ctx.Err() == nil {
-		res.Messages = f.withoutRefusals(res.Messages)
+		res.Messages = f.paused.Without(res.Messages)
 		return res, &external.PauseError{Tools: f.paused}
 	}
 	if readErr != nil {
@@ -450,7 +450,7 @@ type follower struct {
 	// decisions are the user's answers to the calls a paused run asked
 	// about; paused are the calls this turn asks about (ApprovalAsk).
 	decisions []*run.ToolExecution
-	paused    []*run.ToolExecution
+	paused    external.Awaiting
 }
 
 // scope names the thread and turn a notification is about, when it says.
@@ -562,25 +562,6 @@ func decided(decisions []*run.ToolExecution, call *run.ToolExecution) *run.ToolE
 		return d
 	}
 	return nil
-}
-
-// isPaused reports whether the call awaits the user's confirmation.
-func (f *follower) isPaused(id string) bool {
-	return slices.ContainsFunc(f.paused, func(t *run.ToolExecution) bool { return t.ToolCallID == id })
-}
-
-// refusal reports whether an event is the declined result of a paused
-// call, which clients do not see: the call awaits confirmation instead.
-func (f *follower) refusal(e run.Event) bool {
-	failed, ok := e.(*run.ToolCallError)
-	return ok && failed.Tool != nil && f.isPaused(failed.Tool.ToolCallID)
-}
-
-// withoutRefusals drops the declined results of paused calls.
-func (f *follower) withoutRefusals(messages []*run.Message) []*run.Message {
-	return slices.DeleteFunc(slices.Clone(messages), func(m *run.Message) bool {
-		return m.Role == run.RoleTool && f.isPaused(m.ToolCallID)
-	})
 }
 
 // interrupt stops a cancelled turn: turn/interrupt, then the turn's
