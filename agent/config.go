@@ -119,7 +119,7 @@ func (c *Config) applyDefaults() {
 		c.NewID = run.NewUUID
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = run.Sleep
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

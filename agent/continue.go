@@ -158,7 +158,7 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 	if fork {
 		out = a.forkOf(src, cut)
 	}
-	out.Messages = cloneMessages(messages[:cut])
+	out.Messages = run.CloneMessages(messages[:cut])
 	out.Tools = run.KeptTools(src.Tools, out.Messages)
 	out.Requirements = run.KeptRequirements(src.Requirements, out.Tools)
 	if waiting := unresolved(out); len(waiting) > 0 {
@@ -227,15 +227,6 @@ func (c ContinueFrom) cutIndex(messages []*run.Message) int {
 		k = min(c.index, len(messages))
 	}
 	return run.SafeCut(messages, k)
-}
-
-func cloneMessages(messages []*run.Message) []*run.Message {
-	out := make([]*run.Message, len(messages))
-	for i, msg := range messages {
-		copied := *msg
-		out[i] = &copied
-	}
-	return out
 }
 
 // applyResolutions copies the caller's answers onto the run's paused tools.

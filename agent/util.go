@@ -1,26 +1,9 @@
 package agent
 
 import (
-	"context"
 	"strings"
-	"time"
 	"unicode"
 )
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
-}
 
 // slug turns a display name into an id: lower case, words joined by dashes.
 func slug(name string) string {

@@ -108,7 +108,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.NewID = run.NewUUID
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = run.Sleep
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -753,16 +753,4 @@ func (em *emitter) streaming() bool {
 	em.mu.Lock()
 	defer em.mu.Unlock()
 	return em.yield != nil && !em.stopped
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }

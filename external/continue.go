@@ -94,7 +94,7 @@ func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield f
 	}
 	t.session.SessionData[a.cfg.Driver.SessionKey()] = branch
 	t.out.ForkedFromRunID, t.out.ForkedFromMessageIndex = src.RunID, &cut
-	t.out.Messages = cloneMessages(kept)
+	t.out.Messages = run.CloneMessages(kept)
 	t.out.Tools = run.KeptTools(src.Tools, t.out.Messages)
 	return a.drive(parent, t, in, &run.RunContinued{}, yield)
 }
@@ -156,16 +156,6 @@ func continueCut(src *run.Output, req *run.ContinueRequest) (int, bool, error) {
 		return 0, false, fmt.Errorf("continue_from 0 starts before the run's prompt: send input, or continue_from last_user to replay the prompt: %w", run.ErrInvalidContinue)
 	}
 	return n, false, nil
-}
-
-// cloneMessages copies messages, so the new run does not share them.
-func cloneMessages(messages []*run.Message) []*run.Message {
-	out := make([]*run.Message, len(messages))
-	for i, msg := range messages {
-		copied := *msg
-		out[i] = &copied
-	}
-	return out
 }
 
 // CompactInput is the input that compacts an external agent's harness

@@ -124,3 +124,19 @@ func SaveFinal(ctx context.Context, out *Output, timeout time.Duration, save fun
 	}
 	return err
 }
+
+// Sleep waits d or until ctx ends, whichever comes first; it returns ctx's
+// error when ctx ended. The wait between retries of runners.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}

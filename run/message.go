@@ -148,3 +148,14 @@ type MessageReferences struct {
 	// Time is how long the retrieval took, in seconds.
 	Time *float64 `json:"time"`
 }
+
+// CloneMessages copies messages one level deep, so that a new run (a fork,
+// a continuation) does not share them with the run they came from.
+func CloneMessages(messages []*Message) []*Message {
+	out := make([]*Message, len(messages))
+	for i, msg := range messages {
+		copied := *msg
+		out[i] = &copied
+	}
+	return out
+}

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/agnogo/agnogo/external"
@@ -52,9 +52,7 @@ type ProcessConfig struct {
 type Process struct {
 	child *external.Child
 
-	mu      sync.Mutex
-	nextID  int
-	pending map[string]chan Line // control responses awaited, by request id
+	calls external.Calls[Line] // control responses awaited, by request number
 
 	lines chan Line
 }
@@ -65,7 +63,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p := &Process{pending: map[string]chan Line{}, lines: make(chan Line, 64)}
+	p := &Process{lines: make(chan Line, 64)}
 	child, err := external.StartChild(external.ChildConfig{
 		Bin:        cmp.Or(cfg.Bin, "claude"),
 		Args:       append([]string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}, cfg.Args...),
@@ -101,13 +99,11 @@ func (p *Process) take(data []byte) {
 // ended closes the turn and fails the control requests still awaited.
 func (p *Process) ended(error) {
 	close(p.lines)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for id, ch := range p.pending {
-		close(ch)
-		delete(p.pending, id)
-	}
+	p.calls.Close()
 }
+
+// requestPrefix starts the ids of agnogo's control requests: req_1, req_2…
+const requestPrefix = "req_"
 
 // deliver hands a control response to the request awaiting it.
 func (p *Process) deliver(line Line) bool {
@@ -117,14 +113,12 @@ func (p *Process) deliver(line Line) bool {
 	if json.Unmarshal(line.Response, &envelope) != nil {
 		return false
 	}
-	p.mu.Lock()
-	ch, ok := p.pending[envelope.RequestID]
-	delete(p.pending, envelope.RequestID)
-	p.mu.Unlock()
-	if ok {
-		ch <- line
+	n, ok := strings.CutPrefix(envelope.RequestID, requestPrefix)
+	if !ok {
+		return false
 	}
-	return ok
+	id, err := strconv.ParseInt(n, 10, 64)
+	return err == nil && p.calls.Answer(id, line)
 }
 
 // write sends one JSON line to the CLI.
@@ -148,49 +142,32 @@ func (e *ControlError) Error() string {
 // Control sends a control request (its subtype and fields) and returns the
 // CLI's response payload.
 func (p *Process) Control(ctx context.Context, subtype string, fields map[string]any) (json.RawMessage, error) {
-	p.mu.Lock()
-	p.nextID++
-	id := "req_" + strconv.Itoa(p.nextID)
-	ch := make(chan Line, 1)
-	p.pending[id] = ch
-	p.mu.Unlock()
 	request := map[string]any{"subtype": subtype}
 	for k, v := range fields {
 		request[k] = v
 	}
-	if err := p.write(map[string]any{"type": LineControlRequest, "request_id": id, "request": request}); err != nil {
-		p.forget(id)
+	line, err := p.calls.Do(ctx, func(id int64) error {
+		return p.write(map[string]any{"type": LineControlRequest, "request_id": requestPrefix + strconv.FormatInt(id, 10), "request": request})
+	})
+	switch {
+	case errors.Is(err, external.ErrCallsClosed):
+		return nil, p.child.Err()
+	case err != nil:
 		return nil, err
 	}
-	select {
-	case <-ctx.Done():
-		p.forget(id)
-		return nil, ctx.Err()
-	case line, ok := <-ch:
-		if !ok {
-			return nil, p.child.Err()
-		}
-		var response struct {
-			Subtype   string          `json:"subtype"`
-			Response  json.RawMessage `json:"response"`
-			Error     string          `json:"error"`
-			ErrorCode string          `json:"error_code"`
-		}
-		if err := json.Unmarshal(line.Response, &response); err != nil {
-			return nil, fmt.Errorf("claude: unreadable control response: %w", err)
-		}
-		if response.Subtype != "success" {
-			return nil, &ControlError{Subtype: subtype, Message: response.Error, Code: response.ErrorCode}
-		}
-		return response.Response, nil
+	var response struct {
+		Subtype   string          `json:"subtype"`
+		Response  json.RawMessage `json:"response"`
+		Error     string          `json:"error"`
+		ErrorCode string          `json:"error_code"`
 	}
-}
-
-// forget drops an awaited control response.
-func (p *Process) forget(id string) {
-	p.mu.Lock()
-	delete(p.pending, id)
-	p.mu.Unlock()
+	if err := json.Unmarshal(line.Response, &response); err != nil {
+		return nil, fmt.Errorf("claude: unreadable control response: %w", err)
+	}
+	if response.Subtype != "success" {
+		return nil, &ControlError{Subtype: subtype, Message: response.Error, Code: response.ErrorCode}
+	}
+	return response.Response, nil
 }
 
 // Initialize opens the control protocol and returns the CLI's description
@@ -225,23 +202,7 @@ func (p *Process) Send(content any) error {
 // sequence ends with an error wrapping [ErrExited] and the end of its
 // stderr; if ctx ends, with ctx's error.
 func (p *Process) Turn(ctx context.Context) iter.Seq2[Line, error] {
-	return func(yield func(Line, error) bool) {
-		for {
-			select {
-			case <-ctx.Done():
-				yield(Line{}, ctx.Err())
-				return
-			case line, ok := <-p.lines:
-				if !ok {
-					yield(Line{}, p.child.Err())
-					return
-				}
-				if !yield(line, nil) || line.IsResult() {
-					return
-				}
-			}
-		}
-	}
+	return external.Follow(ctx, p.lines, p.child.Err, Line.IsResult)
 }
 
 // Close ends the process: its input is closed, which ends the CLI, and

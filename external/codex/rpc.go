@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"sync"
 	"time"
 
 	"github.com/agnogo/agnogo/external"
@@ -71,10 +70,7 @@ func (e *RPCError) Error() string {
 type Server struct {
 	child *external.Child
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]chan reply
-
+	calls    external.Calls[reply]
 	messages chan Message
 }
 
@@ -89,7 +85,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Server{pending: map[int64]chan reply{}, messages: make(chan Message, 256)}
+	s := &Server{messages: make(chan Message, 256)}
 	child, err := external.StartChild(external.ChildConfig{
 		Bin:        cmp.Or(cfg.Bin, "codex"),
 		Args:       append([]string{"app-server"}, cfg.Args...),
@@ -125,7 +121,7 @@ func (s *Server) take(data []byte) {
 	if envelope.Method == "" && len(envelope.ID) > 0 {
 		var id int64
 		if json.Unmarshal(envelope.ID, &id) == nil {
-			s.answer(id, reply{result: envelope.Result, err: envelope.Error})
+			s.calls.Answer(id, reply{result: envelope.Result, err: envelope.Error})
 		}
 		return
 	}
@@ -135,23 +131,7 @@ func (s *Server) take(data []byte) {
 // ended closes Messages and fails the calls still awaited.
 func (s *Server) ended(error) {
 	close(s.messages)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, ch := range s.pending {
-		close(ch)
-		delete(s.pending, id)
-	}
-}
-
-// answer hands a call its reply.
-func (s *Server) answer(id int64, r reply) {
-	s.mu.Lock()
-	ch, ok := s.pending[id]
-	delete(s.pending, id)
-	s.mu.Unlock()
-	if ok {
-		ch <- r
-	}
+	s.calls.Close()
 }
 
 // write sends one JSON line.
@@ -165,41 +145,23 @@ func (s *Server) write(value any) error {
 // Call sends a request and waits for its result; an error answer is a
 // [*RPCError].
 func (s *Server) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	s.mu.Lock()
-	s.nextID++
-	id := s.nextID
-	ch := make(chan reply, 1)
-	s.pending[id] = ch
-	s.mu.Unlock()
-	request := map[string]any{"id": id, "method": method}
-	if params != nil {
-		request["params"] = params
-	}
-	if err := s.write(request); err != nil {
-		s.forget(id)
+	r, err := s.calls.Do(ctx, func(id int64) error {
+		request := map[string]any{"id": id, "method": method}
+		if params != nil {
+			request["params"] = params
+		}
+		return s.write(request)
+	})
+	switch {
+	case errors.Is(err, external.ErrCallsClosed):
+		return nil, s.child.Err()
+	case err != nil:
 		return nil, err
+	case r.err != nil:
+		r.err.Method = method
+		return nil, r.err
 	}
-	select {
-	case <-ctx.Done():
-		s.forget(id)
-		return nil, ctx.Err()
-	case r, ok := <-ch:
-		if !ok {
-			return nil, s.child.Err()
-		}
-		if r.err != nil {
-			r.err.Method = method
-			return nil, r.err
-		}
-		return r.result, nil
-	}
-}
-
-// forget drops an awaited reply.
-func (s *Server) forget(id int64) {
-	s.mu.Lock()
-	delete(s.pending, id)
-	s.mu.Unlock()
+	return r.result, nil
 }
 
 // Notify sends a notification.
@@ -238,23 +200,7 @@ func (s *Server) Initialize(ctx context.Context, clientName, version string) (js
 // which stop returns true (yielded too), ctx ends, or the app-server exits
 // (then an error wrapping [ErrExited] with the end of its stderr).
 func (s *Server) Messages(ctx context.Context, stop func(Message) bool) iter.Seq2[Message, error] {
-	return func(yield func(Message, error) bool) {
-		for {
-			select {
-			case <-ctx.Done():
-				yield(Message{}, ctx.Err())
-				return
-			case m, ok := <-s.messages:
-				if !ok {
-					yield(Message{}, s.child.Err())
-					return
-				}
-				if !yield(m, nil) || (stop != nil && stop(m)) {
-					return
-				}
-			}
-		}
-	}
+	return external.Follow(ctx, s.messages, s.child.Err, stop)
 }
 
 // Close closes the app-server's input, waits up to the grace period for it
