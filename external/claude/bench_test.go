@@ -1,8 +1,11 @@
 package claude_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,4 +115,36 @@ func BenchmarkTrivialTurn(b *testing.B) {
 		b.ReportMetric(float64(agnogoTime.Milliseconds())/float64(i), "agnogo-ms/turn")
 		b.ReportMetric((float64(agnogoTime)/float64(directTime)-1)*100, "overhead-%")
 	})
+}
+
+// BenchmarkMirrorSaveAfterToolBatch is the cost of mirroring one tool
+// batch (two new lines) of a long session: a 4,000-line (~8 MB)
+// transcript already stored, then each iteration appends two lines to the
+// file and saves, as the driver does after every batch of tool results.
+func BenchmarkMirrorSaveAfterToolBatch(b *testing.B) {
+	store, err := sqlite.Open(b.Context(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
+	require.NoError(b, err)
+	defer store.Close()
+	mirror := &claude.Mirror{Store: store, ProjectKey: "bench", ConfigDir: b.TempDir(), Cwd: "/work/project", AgnoSessionID: "s1"}
+	path := filepath.Join(claude.ProjectDir(mirror.ConfigDir, mirror.Cwd), "sid.jsonl")
+	require.NoError(b, os.MkdirAll(filepath.Dir(path), 0o700))
+	line := func(i int) string {
+		return `{"type":"assistant","uuid":"` + strconv.Itoa(i) + `","sessionId":"sid","message":{"content":"` + strings.Repeat("x", 2000) + `"}}` + "\n"
+	}
+	var initial strings.Builder
+	for i := range 4000 {
+		initial.WriteString(line(i))
+	}
+	require.NoError(b, os.WriteFile(path, []byte(initial.String()), 0o600))
+	require.NoError(b, mirror.Save(b.Context(), "sid"))
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(b, err)
+	defer f.Close()
+	n := 4000
+	for b.Loop() {
+		_, err := f.WriteString(line(n) + line(n+1))
+		require.NoError(b, err)
+		n += 2
+		require.NoError(b, mirror.Save(b.Context(), "sid"))
+	}
 }

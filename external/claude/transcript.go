@@ -1,13 +1,13 @@
 package claude
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,6 +44,8 @@ type Mirror struct {
 	// stored caches how many lines of each transcript the database holds,
 	// once read, so that saving after every tool batch reads it once.
 	stored map[storage.TranscriptKey]int
+	// files remembers how far each transcript file has been read.
+	files map[string]fileRead
 }
 
 // Found reports whether the CLI session's transcript file exists.
@@ -187,11 +189,23 @@ func (m *Mirror) Save(ctx context.Context, sessionID string) error {
 	return errors.Join(errs...)
 }
 
-// saveFile appends the new lines of one transcript file.
+// saveFile appends the new lines of one transcript file. The mirror
+// remembers how far it has read each file, so saving after every batch of
+// tool results reads only what the CLI appended since; a line the CLI is
+// still writing (no newline yet) waits for the next save.
 func (m *Mirror) saveFile(ctx context.Context, path, subpath string) error {
-	lines, err := readLines(path)
-	if err != nil || len(lines) == 0 {
+	read := m.files[path]
+	fresh, end, err := readLinesFrom(path, read.offset)
+	if errors.Is(err, errFileReplaced) {
+		read = fileRead{}
+		fresh, end, err = readLinesFrom(path, 0)
+	}
+	if err != nil {
 		return err
+	}
+	total := read.lines + len(fresh)
+	if total == 0 {
+		return nil
 	}
 	sessionID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if subpath != "" {
@@ -206,52 +220,94 @@ func (m *Mirror) saveFile(ctx context.Context, path, subpath string) error {
 		}
 		held = len(stored)
 	}
-	if held >= len(lines) {
-		m.remember(key, held)
+	if held < read.lines {
+		// The database lacks lines read before: read the whole file.
+		if fresh, end, err = readLinesFrom(path, 0); err != nil {
+			return err
+		}
+		read, total = fileRead{}, len(fresh)
+	}
+	m.rememberRead(path, fileRead{offset: end, lines: total})
+	if held >= total {
+		m.rememberStored(key, held)
 		return nil
 	}
-	fresh := make([]json.RawMessage, 0, len(lines)-held)
-	for _, line := range lines[held:] {
-		fresh = append(fresh, storedEntry(line))
+	entries := make([]json.RawMessage, 0, total-held)
+	for _, line := range fresh[held-read.lines:] {
+		entries = append(entries, storedEntry(line))
 	}
-	if _, err := m.Store.AppendTranscript(ctx, key, m.AgnoSessionID, m.UserID, fresh); err != nil {
+	if _, err := m.Store.AppendTranscript(ctx, key, m.AgnoSessionID, m.UserID, entries); err != nil {
 		delete(m.stored, key) // read it again next time
 		return fmt.Errorf("append transcript %s: %w", sessionID, err)
 	}
-	m.remember(key, len(lines))
+	m.rememberStored(key, total)
 	return nil
 }
 
-// remember records how many lines of a transcript the database holds.
-func (m *Mirror) remember(key storage.TranscriptKey, lines int) {
+// fileRead is how far a mirror has read a transcript file: the offset
+// after its last complete line, and how many lines came before it.
+type fileRead struct {
+	offset int64
+	lines  int
+}
+
+// errFileReplaced: a transcript file is shorter than what was read of it.
+var errFileReplaced = errors.New("transcript file replaced")
+
+// readLinesFrom returns the complete, non-empty lines of a file from
+// offset on, and the offset after the last of them; none when the file
+// does not exist.
+func readLinesFrom(path string, offset int64) ([][]byte, int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, offset, nil
+	}
+	if err != nil {
+		return nil, offset, fmt.Errorf("read transcript: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, offset, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	if info.Size() < offset {
+		return nil, offset, errFileReplaced
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, offset, info.Size()-offset))
+	if err != nil {
+		return nil, offset, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	var lines [][]byte
+	for line := range bytes.SplitSeq(data[:complete], []byte{'\n'}) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			lines = append(lines, line)
+		}
+	}
+	return lines, offset + int64(complete), nil
+}
+
+// rememberStored records how many lines of a transcript the database holds.
+func (m *Mirror) rememberStored(key storage.TranscriptKey, lines int) {
 	if m.stored == nil {
 		m.stored = map[storage.TranscriptKey]int{}
 	}
 	m.stored[key] = lines
 }
 
-// readLines returns a file's non-empty lines; none when it does not exist.
+// rememberRead records how far a transcript file has been read.
+func (m *Mirror) rememberRead(path string, read fileRead) {
+	if m.files == nil {
+		m.files = map[string]fileRead{}
+	}
+	m.files[path] = read
+}
+
+// readLines returns a file's complete, non-empty lines; none when it does
+// not exist.
 func readLines(path string) ([][]byte, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read transcript: %w", err)
-	}
-	defer f.Close()
-	var lines [][]byte
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	for scanner.Scan() {
-		if line := bytes.TrimSpace(scanner.Bytes()); len(line) > 0 {
-			lines = append(lines, bytes.Clone(line))
-		}
-	}
-	if err := scanner.Err(); err != nil {
-		return nil, fmt.Errorf("read transcript %s: %w", path, err)
-	}
-	return lines, nil
+	lines, _, err := readLinesFrom(path, 0)
+	return lines, err
 }
 
 // unreadableKey wraps a transcript line that is not JSON, so it is stored

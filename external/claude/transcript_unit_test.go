@@ -260,3 +260,23 @@ func TestLastCostState(t *testing.T) {
 	require.Equal(t, claude.CostState{TotalCostUSD: 0.3, ModelUsage: map[string]claude.ModelUsage{
 		"m": {InputTokens: 30, OutputTokens: 3, CacheReadInputTokens: 7, CacheCreationInputTokens: 2, CostUSD: 0.3}}}, state)
 }
+
+// TestMirrorWaitsForALineBeingWritten: a line the CLI is still writing (no
+// newline yet) is not stored half; the next save stores it whole.
+func TestMirrorWaitsForALineBeingWritten(t *testing.T) {
+	r := newMirror(t)
+	path := file(r.mirror, "sid", "")
+	first, second := entry("sid", "u1", "user"), entry("sid", "a1", "assistant")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(first+"\n"+second[:20]), 0o600))
+	require.NoError(t, r.mirror.Save(t.Context(), "sid"))
+	require.Equal(t, []string{first}, r.stored(t, "sid", ""))
+
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(second[20:] + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, r.mirror.Save(t.Context(), "sid"))
+	require.Equal(t, []string{first, second}, r.stored(t, "sid", ""), "stored whole once complete")
+}
