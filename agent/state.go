@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -92,30 +91,10 @@ func (a *Agent) outputSchema(in *run.Input) (*OutputSchema, error) {
 	return schema, nil
 }
 
-// sessionStateKey is where session_data keeps the session's state.
-const sessionStateKey = "session_state"
-
 // mergeSessionState returns the session's state (the agent's initial state
-// for a new session) with updates applied key by key, and records it on the
-// session so the next save stores it.
+// for a new session) with updates applied; see [storage.Session.MergeState].
 func (a *Agent) mergeSessionState(session *storage.Session, updates map[string]any) map[string]any {
-	state, _ := session.SessionData[sessionStateKey].(map[string]any)
-	if state == nil && len(a.cfg.SessionState) > 0 {
-		state = maps.Clone(a.cfg.SessionState)
-	}
-	if len(updates) > 0 {
-		if state == nil {
-			state = map[string]any{}
-		}
-		maps.Copy(state, updates)
-	}
-	if state != nil {
-		if session.SessionData == nil {
-			session.SessionData = map[string]any{}
-		}
-		session.SessionData[sessionStateKey] = state
-	}
-	return state
+	return session.MergeState(a.cfg.SessionState, updates)
 }
 
 // loadSession reads the session, or starts a new one. A session that exists

@@ -128,7 +128,7 @@ func (o *OS) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	if state != nil || name != "" {
 		session.SessionData = map[string]any{}
 		if state != nil {
-			session.SessionData[sessionStateKey] = state
+			session.SessionData[storage.SessionStateKey] = state
 		}
 		if name != "" {
 			session.SessionData[storage.SessionNameKey] = name
@@ -145,9 +145,6 @@ func (o *OS) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusCreated, sessionDetail(stored, stored.Name()))
 }
-
-// sessionStateKey is where session_data keeps the session's state.
-const sessionStateKey = "session_state"
 
 func (o *OS) handleGetSession(w http.ResponseWriter, r *http.Request) {
 	session, userID, ok := o.pathSession(w, r)
@@ -190,7 +187,7 @@ func (o *OS) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
 		session.SessionData[storage.SessionNameKey] = name
 	}
 	if setState {
-		session.SessionData[sessionStateKey] = state
+		session.SessionData[storage.SessionStateKey] = state
 	}
 	if setMetadata {
 		session.Metadata = metadata
@@ -521,7 +518,7 @@ func sessionSchema(s *storage.Session, name string) map[string]any {
 	putNonEmpty(out, "agent_id", s.AgentID)
 	putNonEmpty(out, "team_id", s.TeamID)
 	putNonEmpty(out, "workflow_id", s.WorkflowID)
-	if state, ok := s.SessionData[sessionStateKey]; ok && state != nil {
+	if state, ok := s.SessionData[storage.SessionStateKey]; ok && state != nil {
 		out["session_state"] = state
 	}
 	if s.Summary != nil {

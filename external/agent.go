@@ -419,18 +419,7 @@ func (a *Agent) open(in *run.Input, session *storage.Session, sessionID, runID s
 		session.Metadata = map[string]any{}
 	}
 	session.Metadata[MetadataSDK] = a.cfg.Driver.SDK()
-	if len(in.SessionState) > 0 {
-		if session.SessionData == nil {
-			session.SessionData = map[string]any{}
-		}
-		state, _ := session.SessionData["session_state"].(map[string]any)
-		if state == nil {
-			state = map[string]any{}
-		}
-		maps.Copy(state, in.SessionState)
-		session.SessionData["session_state"] = state
-		out.SessionState = state
-	}
+	out.SessionState = session.MergeState(nil, in.SessionState)
 	harness, _ := session.SessionData[a.cfg.Driver.SessionKey()].(string)
 	message := in.ContentString()
 	prompt := message

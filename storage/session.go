@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/agnogo/agnogo/run"
 )
@@ -164,4 +165,31 @@ func OpenSession(ctx context.Context, store SessionStore, fresh *Session) (*Sess
 		return nil, fmt.Errorf("load session %s: %w", fresh.SessionID, err)
 	}
 	return session, nil
+}
+
+// SessionStateKey is the session_data key that holds a session's state.
+const SessionStateKey = "session_state"
+
+// MergeState returns the session's state — initial for a session that has
+// none yet — with updates applied key by key, and records it in
+// session_data so that the next save stores it. It returns nil when the
+// session has no state and gets none.
+func (s *Session) MergeState(initial, updates map[string]any) map[string]any {
+	state, _ := s.SessionData[SessionStateKey].(map[string]any)
+	if state == nil && len(initial) > 0 {
+		state = maps.Clone(initial)
+	}
+	if len(updates) > 0 {
+		if state == nil {
+			state = map[string]any{}
+		}
+		maps.Copy(state, updates)
+	}
+	if state != nil {
+		if s.SessionData == nil {
+			s.SessionData = map[string]any{}
+		}
+		s.SessionData[SessionStateKey] = state
+	}
+	return state
 }
