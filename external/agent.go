@@ -250,14 +250,9 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 	}
 	sessionID := cmp.Or(in.SessionID, a.cfg.NewID())
 	runID := cmp.Or(in.RunID, a.cfg.NewID())
-	openSession := func() (*storage.Session, error) {
-		return a.openSession(parent, sessionID, in.UserID)
-	}
-	// The session is read before its turn is claimed (another user's is
-	// refused without a word about its turns), and again once claimed: a
-	// turn that ended meanwhile — the one a queued run waited for — saved
-	// its harness session and metrics, which this run must build on.
-	if _, err := openSession(); err != nil {
+	// Another user's session is refused before anything is said about its
+	// turns.
+	if _, err := a.openSession(parent, sessionID, in.UserID); err != nil {
 		return nil, &startError{err}
 	}
 	if paused := a.pausedRun(parent, runID, in.UserID); paused != nil {
@@ -267,15 +262,11 @@ func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Ev
 		em.emit(run.TerminalEvent(paused, nil, ""))
 		return paused, nil
 	}
-	release, err := a.begin(parent, sessionID, runID)
+	release, session, err := a.claim(parent, sessionID, runID, in.UserID)
 	if err != nil {
 		return nil, &startError{err}
 	}
 	defer release()
-	session, err := openSession()
-	if err != nil {
-		return nil, &startError{err}
-	}
 	staging, err := Stage(a.cwd(), runID, in)
 	if err != nil {
 		return nil, &startError{fmt.Errorf("%w: %w", run.ErrInvalidInput, err)}
@@ -383,6 +374,22 @@ func (a *Agent) pausedRun(ctx context.Context, runID, userID string) *run.Output
 func (a *Agent) openSession(ctx context.Context, sessionID, userID string) (*storage.Session, error) {
 	return storage.OpenSession(ctx, a.cfg.Store, &storage.Session{SessionID: sessionID,
 		SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: userID})
+}
+
+// claim claims the session for the run's turn (see begin) and reads it
+// once claimed: a turn that ended meanwhile — the one a queued run waited
+// for — saved its harness session and metrics, which this run builds on.
+// Call release when the turn ends.
+func (a *Agent) claim(ctx context.Context, sessionID, runID, userID string) (release func(), session *storage.Session, err error) {
+	release, err = a.begin(ctx, sessionID, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if session, err = a.openSession(ctx, sessionID, userID); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return release, session, nil
 }
 
 // begin claims the session for the run. A run a queue elected waits for a

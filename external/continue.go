@@ -67,16 +67,11 @@ func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield f
 		prompt = DefaultFollowUp
 	}
 	runID := a.cfg.NewID()
-	release, err := a.begin(parent, src.SessionID, runID)
+	release, session, err := a.claim(parent, src.SessionID, runID, req.UserID)
 	if err != nil {
 		return nil, &startError{err}
 	}
 	defer release()
-	// Read once the turn is claimed: a turn that just ended saved to it.
-	session, err := a.openSession(parent, src.SessionID, req.UserID)
-	if err != nil {
-		return nil, &startError{err}
-	}
 	kept := src.Messages[:cut]
 	branch, err := brancher.Branch(parent, &BranchRequest{SessionID: src.SessionID, UserID: req.UserID, Run: src, Kept: kept})
 	if err != nil {
@@ -210,15 +205,11 @@ func (a *Agent) decide(parent context.Context, src *run.Output, req *run.Continu
 			r.ToolExecution.Confirmed, r.ToolExecution.ConfirmationNote = answer.Confirmed, answer.ConfirmationNote
 		}
 	}
-	release, err := a.begin(parent, src.SessionID, src.RunID)
+	release, session, err := a.claim(parent, src.SessionID, src.RunID, req.UserID)
 	if err != nil {
 		return nil, &startError{err}
 	}
 	defer release()
-	session, err := a.openSession(parent, src.SessionID, req.UserID)
-	if err != nil {
-		return nil, &startError{err}
-	}
 	in := src.Input
 	if in == nil {
 		in = &run.Input{}
