@@ -199,6 +199,7 @@ func TestDriverRealCLICompactsTheThread(t *testing.T) {
 	require.Equal(t, run.StatusCompleted, out.Status)
 	compaction := inputText(t, r.api.Requests()[len(r.api.Requests())-1])
 	require.Contains(t, compaction, "alpha-omega", "the compaction summarised the thread")
+	require.NotContains(t, compaction, "/compact", "a compaction, not a turn whose prompt is /compact")
 
 	r.api.Enqueue(fakeopenai.Text("still here"))
 	out, err = newAgent(t, r.driver(t), store).Run(ctx, &run.Input{InputContent: "and now?", SessionID: "s1"})
@@ -207,6 +208,7 @@ func TestDriverRealCLICompactsTheThread(t *testing.T) {
 	last := inputText(t, r.api.Requests()[len(r.api.Requests())-1])
 	t.Logf("after compaction: %.800s", last)
 	require.Contains(t, last, "SUMMARY: the user asked to remember a word", "the thread goes on from its summary")
+	require.NotContains(t, last, "remembered alpha-omega", "the summary replaced the earlier answer")
 }
 
 // TestDriverRealCLIAskPausesForApproval: with approval_mode ask, a command
