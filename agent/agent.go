@@ -3,19 +3,20 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"sync/atomic"
 
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/tool"
 )
 
 // Agent is a configured native agent. It implements [run.Runner].
 type Agent struct {
-	cfg Config
+	cfg  Config
+	host *runhost.Host
 	// prepared holds what the first run builds: New only validates, so
 	// building an agent per request stays cheap.
 	prepared atomic.Pointer[prepared]
@@ -39,7 +40,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := tool.CheckNames(cfg.Tools); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.ID, err)
 	}
-	a := &Agent{cfg: cfg}
+	a := &Agent{cfg: cfg, host: runhost.New(runhost.Config{Store: cfg.Store, Now: cfg.Now, Sleep: cfg.Sleep, Logger: cfg.Logger})}
 	if cfg.OutputSchema != nil && cfg.OutputSchema.resolved == nil {
 		checked, err := JSONSchema(cfg.OutputSchema.Name, cfg.OutputSchema.Schema)
 		if err != nil {
@@ -92,14 +93,13 @@ func (a *Agent) Kind() run.Kind { return run.KindAgent }
 // error slot carries only failures to start the run at all (such as a
 // session owned by another user).
 func (a *Agent) Stream(ctx context.Context, in *run.Input) iter.Seq2[run.Event, error] {
-	return func(yield func(run.Event, error) bool) {
-		_, err := a.execute(ctx, in, yield)
-		if startErr, ok := err.(*startError); ok {
-			yield(nil, startErr.err)
-		} else if errors.Is(err, run.ErrInterrupted) {
-			yield(nil, err)
-		}
-	}
+	return a.Execute(ctx, in, run.Execution{})
+}
+
+// Execute is [Agent.Stream] under an explicit execution policy; see
+// [run.Executor].
+func (a *Agent) Execute(ctx context.Context, in *run.Input, exec run.Execution) iter.Seq2[run.Event, error] {
+	return a.host.Execute(ctx, exec, a.opener(in))
 }
 
 // Run runs the agent on in and returns the run. The run is returned for
@@ -107,69 +107,48 @@ func (a *Agent) Stream(ctx context.Context, in *run.Input) iter.Seq2[run.Event, 
 // CANCELLED) or could not start. A PAUSED run returns no error: inspect
 // out.Status and out.Requirements, then call [Agent.Continue].
 func (a *Agent) Run(ctx context.Context, in *run.Input) (*run.Output, error) {
-	out, err := a.execute(ctx, in, nil)
-	if startErr, ok := err.(*startError); ok {
-		return nil, startErr.err
-	}
-	return out, err
+	return a.host.Collect(ctx, run.Execution{}, a.opener(in))
 }
 
-// startError marks a failure before the run existed: nothing was persisted
-// and no event was sent.
-type startError struct{ err error }
-
-func (e *startError) Error() string { return e.err.Error() }
-
-// execute starts a new run and drives it to a terminal state.
-func (a *Agent) execute(parent context.Context, in *run.Input, yield func(run.Event, error) bool) (*run.Output, error) {
-	if in == nil {
-		in = &run.Input{}
+// opener opens a new run of in for the run host: it reads the session and
+// builds the run's output; the turn builds the messages the model sees.
+func (a *Agent) opener(in *run.Input) runhost.Opener {
+	return func(ctx context.Context, _ run.Execution) (*runhost.Spec, error) {
+		if in == nil {
+			in = &run.Input{}
+		}
+		p, err := a.prepare()
+		if err != nil {
+			return nil, err
+		}
+		st, err := a.start(ctx, in, p)
+		if err != nil {
+			return nil, err
+		}
+		st.in = in
+		// With PersistOnStart the RUNNING row is written before RunStarted
+		// goes out, so a client reacting to RunStarted finds the session
+		// and the run.
+		return a.spec(st, in.PersistOnStart, &run.RunStarted{Model: p.info.ID, ModelProvider: p.info.Provider}), nil
 	}
-	ctx, cancel, st, err := a.launch(parent, in.UserID, yield, func(ctx context.Context, p *prepared) (*runState, error) {
-		return a.start(ctx, in, p)
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	// With PersistOnStart the RUNNING row is written before RunStarted goes
-	// out, so a client reacting to RunStarted finds the session and the run.
-	started := &run.RunStarted{Model: st.p.info.ID, ModelProvider: st.p.info.Provider}
-	st.persist = in.PersistOnStart
-	err = a.buildMessages(ctx, st, in)
-	if err == nil && st.persist {
-		err = a.saveRunning(ctx, st)
-	}
-	st.em.emit(started)
-	if err != nil {
-		return a.finish(parent, st, err)
-	}
-	err = a.attempts(ctx, st)
-	if err == nil {
-		a.updateMemories(ctx, st, in.ContentString())
-	}
-	return a.finish(parent, st, err)
 }
 
-// launch prepares the agent, opens a run with open under a cancellable
-// context, and wires the run's events to yield. The caller must call cancel.
-func (a *Agent) launch(parent context.Context, userID string, yield func(run.Event, error) bool,
-	open func(ctx context.Context, p *prepared) (*runState, error)) (context.Context, context.CancelFunc, *runState, error) {
-	p, err := a.prepare()
-	if err != nil {
-		return nil, nil, nil, &startError{err}
+// spec hands a run state to the run host.
+func (a *Agent) spec(st *runState, persist bool, first run.Event) *runhost.Spec {
+	st.a = a
+	return &runhost.Spec{
+		Output: st.out, Session: st.session, First: first, Turn: st, Persist: persist,
+		Retry:       runhost.Retry{Retries: a.cfg.Retries, Delay: a.cfg.DelayBetweenRetries, Exponential: a.cfg.ExponentialBackoff, Retryable: retryable},
+		StoreEvents: a.cfg.StoreEvents,
 	}
-	ctx, cancel := context.WithCancel(parent)
-	if a.cfg.OffloadToolResults {
-		ctx = context.WithValue(ctx, userKey{}, userID)
+}
+
+// withUser carries the run's user to the offload tools.
+func (a *Agent) withUser(ctx context.Context, userID string) context.Context {
+	if !a.cfg.OffloadToolResults {
+		return ctx
 	}
-	st, err := open(ctx, p)
-	if err != nil {
-		cancel()
-		return nil, nil, nil, &startError{err}
-	}
-	st.em = &emitter{yield: yield, cancel: cancel, now: a.cfg.Now, keep: a.cfg.StoreEvents, out: st.out}
-	return ctx, cancel, st, nil
+	return context.WithValue(ctx, userKey{}, userID)
 }
 
 // encodeArgs renders parsed tool arguments back to JSON.
@@ -193,4 +172,5 @@ func (a *Agent) Instructions() string { return a.cfg.Instructions }
 var (
 	_ run.Continuer = (*Agent)(nil)
 	_ run.Collector = (*Agent)(nil)
+	_ run.Executor  = (*Agent)(nil)
 )

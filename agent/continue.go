@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 )
 
@@ -76,41 +77,47 @@ type ContinueRequest = run.ContinueRequest
 // Continue resumes a paused run, or restarts any run but a cancelled one from
 // a message boundary, and yields its events like [Agent.Stream].
 func (a *Agent) Continue(ctx context.Context, req *ContinueRequest) iter.Seq2[run.Event, error] {
-	return func(yield func(run.Event, error) bool) {
-		_, err := a.resume(ctx, req, yield)
-		if startErr, ok := err.(*startError); ok {
-			yield(nil, startErr.err)
-		} else if errors.Is(err, run.ErrInterrupted) {
-			yield(nil, err)
-		}
-	}
+	return a.ExecuteContinue(ctx, req, run.Execution{})
+}
+
+// ExecuteContinue is [Agent.Continue] under an explicit execution policy;
+// see [run.Executor].
+func (a *Agent) ExecuteContinue(ctx context.Context, req *ContinueRequest, exec run.Execution) iter.Seq2[run.Event, error] {
+	return a.host.Execute(ctx, exec, a.continuation(req))
 }
 
 // ContinueRun is [Agent.Continue] returning the run, like [Agent.Run].
 func (a *Agent) ContinueRun(ctx context.Context, req *ContinueRequest) (*run.Output, error) {
-	out, err := a.resume(ctx, req, nil)
-	if startErr, ok := err.(*startError); ok {
-		return nil, startErr.err
-	}
-	return out, err
+	return a.host.Collect(ctx, run.Execution{}, a.continuation(req))
 }
 
-func (a *Agent) resume(parent context.Context, req *ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
-	ctx, cancel, st, err := a.launch(parent, req.UserID, yield, func(ctx context.Context, p *prepared) (*runState, error) {
-		return a.reopen(ctx, req, p)
-	})
-	if err != nil {
-		return nil, err
+// continuation opens a continued run for the run host.
+func (a *Agent) continuation(req *ContinueRequest) runhost.Opener {
+	return func(ctx context.Context, _ run.Execution) (*runhost.Spec, error) {
+		p, err := a.prepare()
+		if err != nil {
+			return nil, err
+		}
+		st, err := a.reopen(ctx, req, p)
+		if err != nil {
+			return nil, err
+		}
+		st.input = req.Input
+		return a.spec(st, false, &run.RunContinued{}), nil
 	}
-	defer cancel()
-	st.em.emit(&run.RunContinued{})
-	if err := a.resolvePending(ctx, st); err != nil {
-		return a.finish(parent, st, err)
+}
+
+// Begin implements [runhost.Beginner]: a continued run first runs its
+// confirmed tool calls and takes the caller's new input.
+func (st *runState) Begin(ctx context.Context, r *runhost.Run) error {
+	st.r = r
+	if err := st.a.resolvePending(st.a.withUser(ctx, st.out.UserID), st); err != nil {
+		return err
 	}
-	if req.Input != "" {
-		st.messages = append(st.messages, a.newMessage(run.RoleUser, req.Input, a.cfg.Now()))
+	if st.input != "" {
+		st.messages = append(st.messages, st.a.newMessage(run.RoleUser, st.input, st.a.cfg.Now()))
 	}
-	return a.finish(parent, st, a.attempts(ctx, st))
+	return nil
 }
 
 // reopen loads the run, applies the caller's resolutions and the cut, and

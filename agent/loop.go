@@ -5,61 +5,38 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 )
 
 // errPaused ends the model loop when a tool waits for a person.
-var errPaused = errors.New("run paused")
+var errPaused = runhost.ErrPaused
 
-// attempts runs the model loop, retrying retryable failures. Each retry
-// starts again from the messages the run began with.
-func (a *Agent) attempts(ctx context.Context, st *runState) error {
-	baseMessages, baseTools := len(st.messages), len(st.out.Tools)
-	maxAttempts := a.cfg.Retries + 1
-	for attempt := 1; ; attempt++ {
-		started := a.cfg.Now()
-		err := a.modelLoop(ctx, st)
-		if attempt > 1 || (err != nil && attempt < maxAttempts && a.retryable(ctx, err)) {
-			a.recordAttempt(st, attempt, started, err)
-		}
-		if err == nil || errors.Is(err, errPaused) || attempt >= maxAttempts || !a.retryable(ctx, err) {
-			return err
-		}
-		delay := a.retryDelay(attempt)
-		st.em.emit(&run.RunRetry{Attempt: attempt + 1, MaxAttempts: maxAttempts, Error: err.Error(), DelaySeconds: delay.Seconds()})
-		a.cfg.Logger.WarnContext(ctx, "retrying run", "run_id", st.out.RunID, "attempt", attempt+1, "max_attempts", maxAttempts, "error", err)
-		if err := a.cfg.Sleep(ctx, delay); err != nil {
-			return err
-		}
-		st.messages = st.messages[:baseMessages]
-		st.out.Tools = st.out.Tools[:baseTools]
+// Attempt implements [runhost.Turn]: one attempt of the model loop.
+func (st *runState) Attempt(ctx context.Context, r *runhost.Run, attempt int) error {
+	st.r = r
+	if attempt == 1 {
+		st.baseMessages, st.baseTools = len(st.messages), len(st.out.Tools)
 	}
+	return st.a.modelLoop(st.a.withUser(ctx, st.out.UserID), st)
 }
 
-func (a *Agent) retryable(ctx context.Context, err error) bool {
-	return ctx.Err() == nil && model.IsRetryable(err)
+// Retry implements [runhost.Retrier]: each retry starts again from the
+// messages the run began with.
+func (st *runState) Retry() {
+	st.messages = st.messages[:st.baseMessages]
+	st.out.Tools = st.out.Tools[:st.baseTools]
 }
 
-// retryDelay is the wait after the given failed attempt (1-based).
-func (a *Agent) retryDelay(attempt int) time.Duration {
-	delay := a.cfg.DelayBetweenRetries
-	if a.cfg.ExponentialBackoff {
-		delay = time.Duration(float64(delay) * math.Pow(2, float64(attempt-1)))
-	}
-	return delay
-}
-
-func (a *Agent) recordAttempt(st *runState, attempt int, started time.Time, err error) {
-	record := run.Attempt{Attempt: attempt, StartedAt: started.Unix(), EndedAt: a.cfg.Now().Unix()}
-	if err != nil && !errors.Is(err, errPaused) {
-		msg := err.Error()
-		record.Error = &msg
-	}
-	_ = st.out.AppendAttempt(record) // fails only on a corrupt metadata list, which a new run cannot have
+// retryable reports whether a failed attempt is tried again: a failure
+// whose class run's taxonomy calls retryable (see [model.IsRetryable],
+// which also classifies a provider call's timeouts and connection
+// failures). A failure of unknown kind is not. The run host retries only
+// while the run's context lives.
+func retryable(err error) bool {
+	return model.IsRetryable(err)
 }
 
 // modelLoop calls the model, runs the tools it asks for, and repeats until
@@ -118,7 +95,7 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 
 // modelCall makes one model call, streaming its deltas when someone listens.
 func (a *Agent) modelCall(ctx context.Context, st *runState, req *model.Request) (*model.Response, error) {
-	if !st.em.streaming() {
+	if !st.r.Streaming() {
 		resp, err := a.cfg.Model.Invoke(ctx, req)
 		if err != nil {
 			return nil, err
@@ -139,7 +116,7 @@ func (a *Agent) modelCall(ctx context.Context, st *runState, req *model.Request)
 			if chunk.ContentDelta != "" {
 				content.Content = chunk.ContentDelta
 			}
-			if !st.em.emit(content) {
+			if !st.r.Emit(content) {
 				return nil, context.Canceled
 			}
 		}

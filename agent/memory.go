@@ -57,7 +57,7 @@ func (a *Agent) updateMemories(ctx context.Context, st *runState, input string) 
 	if !a.cfg.UpdateMemoryOnRun || a.cfg.Store == nil || userID == "" || strings.TrimSpace(input) == "" {
 		return
 	}
-	st.em.emit(&run.MemoryUpdateStarted{})
+	st.r.Emit(&run.MemoryUpdateStarted{})
 	added, err := a.extractMemories(ctx, st, userID, input)
 	if err != nil {
 		a.cfg.Logger.WarnContext(ctx, "updating memories failed", "run_id", st.out.RunID, "error", err)
@@ -67,7 +67,7 @@ func (a *Agent) updateMemories(ctx context.Context, st *runState, input string) 
 	for i, m := range added {
 		memories[i] = m
 	}
-	st.em.emit(&run.MemoryUpdateCompleted{Memories: memories})
+	st.r.Emit(&run.MemoryUpdateCompleted{Memories: memories})
 }
 
 func (a *Agent) extractMemories(ctx context.Context, st *runState, userID, input string) ([]*storage.Memory, error) {

@@ -5,16 +5,26 @@ import (
 	"fmt"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 )
 
 // runState is one run in flight.
+// It is the run's [runhost.Turn]: the run host drives it and writes its
+// rows.
 type runState struct {
+	a *Agent
+	// r is the host's handle on the run, set as the host first calls in.
+	r *runhost.Run
+	// in is a new run's input; nil for a continued run.
+	in *run.Input
+	// input is a continued run's new user message, if any.
+	input string
 	// p is the agent's prepared tools and model identity.
-	p       *prepared
-	out     *run.Output
+	p   *prepared
+	out *run.Output
+	// session is the session as the run opened it.
 	session *storage.Session
-	em      *emitter
 	// messages is the conversation sent to the model: the run's own
 	// messages plus, at the front, history copies that are not stored.
 	messages []*run.Message
@@ -23,9 +33,18 @@ type runState struct {
 	// schema is the structured answer the run asks for: the run's own
 	// output schema, else the agent's; nil for a text answer.
 	schema *OutputSchema
-	// persist saves the run as it progresses: RUNNING at its start and
-	// after every tool batch ([run.Input.PersistOnStart]).
-	persist bool
+	// baseMessages and baseTools are where a retried attempt starts again.
+	baseMessages, baseTools int
+}
+
+// Prepare implements [runhost.Preparer]: a new run builds the messages the
+// model sees first (a continued run has them already).
+func (st *runState) Prepare(ctx context.Context, r *runhost.Run) error {
+	st.r = r
+	if st.in == nil {
+		return nil
+	}
+	return st.a.buildMessages(ctx, st, st.in)
 }
 
 // ownMessages returns the messages that belong to the run (history left out).

@@ -15,10 +15,10 @@ import (
 // when a tool waits for a person.
 func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall) (stop bool, err error) {
 	for _, call := range calls {
-		if !st.em.active() {
+		if !st.r.Active() {
 			break
 		}
-		st.em.emit(&run.ToolCallStarted{Tool: &run.ToolExecution{ToolCallID: call.ID, ToolName: call.Function.Name,
+		st.r.Emit(&run.ToolCallStarted{Tool: &run.ToolExecution{ToolCallID: call.ID, ToolName: call.Function.Name,
 			ToolArgs: parseArgs(call.Function.Arguments), CreatedAt: a.cfg.Now().Unix()}})
 	}
 	journal, _ := run.JournalFrom(ctx)
@@ -43,10 +43,10 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if st.persist && !paused {
-		// The tool results are saved as they come: readers see the run
-		// progress, and a crash keeps them.
-		if err := a.saveRunning(ctx, st); err != nil {
+	if !paused {
+		// The tool results are saved as they come (when the run is
+		// persisted): readers see the run progress, and a crash keeps them.
+		if err := st.r.SaveProgress(ctx); err != nil {
 			return false, err
 		}
 	}
@@ -69,10 +69,10 @@ func (a *Agent) appendResult(ctx context.Context, st *runState, exec *run.ToolEx
 	msg.StopAfterToolCall = exec.StopAfterToolCall
 	st.messages = append(st.messages, msg)
 	if exec.ToolCallError != nil && *exec.ToolCallError {
-		st.em.emit(&run.ToolCallError{Tool: exec, Error: result})
+		st.r.Emit(&run.ToolCallError{Tool: exec, Error: result})
 		return
 	}
-	st.em.emit(&run.ToolCallCompleted{Tool: exec, Content: result})
+	st.r.Emit(&run.ToolCallCompleted{Tool: exec, Content: result})
 }
 
 // markCheckpoint flags the last tool result of the batch just run as a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 )
 
 // Background runs (background=true; runtime.md §15): the run is recorded as
@@ -135,7 +136,7 @@ func (o *OS) continueDurable(w http.ResponseWriter, r *http.Request, runner run.
 // savePending writes the run's PENDING row, creating its session when it
 // is new.
 func (o *OS) savePending(ctx context.Context, runner run.Runner, in *run.Input) error {
-	return durable.RecordPending(ctx, o.cfg.Store, runner, in, o.cfg.Now())
+	return runhost.RecordPending(ctx, o.cfg.Store, runner, in, o.cfg.Now())
 }
 
 // runBackground waits for a slot, executes the run and makes sure it ends
@@ -172,14 +173,9 @@ func (o *OS) runBackground(ctx context.Context, cancel context.CancelFunc, done 
 func (o *OS) settle(in *run.Input, runner run.Runner, status run.Status, message string) run.Status {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	rec, err := o.cfg.Store.GetRun(ctx, in.RunID, in.UserID)
-	if err == nil && rec.Run.Status.Terminal() {
-		return rec.Run.Status
-	}
-	if err == nil {
-		rec.Run.Status = status
-		rec.Run.Content, rec.Run.ContentType = message, "str"
-		_, err = o.cfg.Store.UpsertRun(ctx, rec)
+	stored, over, err := runhost.Settle(ctx, o.cfg.Store, in.RunID, in.UserID, status, message)
+	if over {
+		return stored
 	}
 	if err != nil {
 		o.log.Error("background run: final state not written", slog.String("run_id", in.RunID), slog.String("error", err.Error()))

@@ -44,8 +44,8 @@ type Config struct {
 	// survive a crash or restart of the server, the runs of one session
 	// execute in submission order, and Idempotency-Key is honoured. Without
 	// one, background runs execute in this process only. Its event log must
-	// be Events.
-	Queue *durable.Queue
+	// be Events. *durable.Queue is the implementation.
+	Queue Queue
 	// Events numbers and keeps the runs' streamed events for POST …/resume.
 	// Defaults to a new in-memory log; set it when a Queue shares it.
 	Events *eventlog.Memory
@@ -83,6 +83,36 @@ type OS struct {
 	endFollowers context.CancelFunc
 }
 
+// Queue is the durable queue of background runs as the server uses it:
+// accepting runs, cancelling and continuing them, finding and following
+// them wherever they execute, and the /queue routes. *durable.Queue
+// implements it.
+type Queue interface {
+	// Submit accepts a background run.
+	Submit(ctx context.Context, s durable.Submission) (durable.Accepted, error)
+	// Cancel cancels a queued, executing or paused run, on any replica.
+	Cancel(ctx context.Context, runID string) (bool, error)
+	// Parked reports whether the run waits for a person on the queue.
+	Parked(ctx context.Context, runID, userID string) (bool, error)
+	// Continue hands a parked run its continuation.
+	Continue(ctx context.Context, req *run.ContinueRequest) error
+	// Locate says where the run executes.
+	Locate(ctx context.Context, runID string) (durable.Location, error)
+	// Events yields the run's events after the given index, from any
+	// replica; with follow, until the run ends.
+	Events(ctx context.Context, runID string, after int64, follow bool) iter.Seq2[eventlog.Entry, error]
+	// Jobs, Job, Requeue and Stats serve the /queue routes.
+	Jobs(ctx context.Context, query durable.JobQuery) ([]durable.Job, int, error)
+	// Job reads one job.
+	Job(ctx context.Context, id string) (durable.Job, error)
+	// Requeue runs a failed or cancelled job again.
+	Requeue(ctx context.Context, id string, opts durable.RequeueOptions) (durable.Job, error)
+	// Stats counts the jobs.
+	Stats(ctx context.Context) (durable.Stats, error)
+}
+
+var _ Queue = (*durable.Queue)(nil)
+
 // inflightRun is a run executing in this process.
 type inflightRun struct {
 	agentID, sessionID, userID string
@@ -100,6 +130,9 @@ func New(cfg Config) (*OS, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if q, ok := cfg.Queue.(*durable.Queue); ok && q == nil {
+		cfg.Queue = nil // no queue, passed as a typed nil
 	}
 	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{},
 		events: cfg.Events}

@@ -184,12 +184,21 @@ func (o *OS) resumeFromLog(r *http.Request, sse *sseWriter, runID string, last i
 }
 
 // replayStored answers from the events stored on the run row (store_events):
-// those with an index above last; events stored without an index use their
-// position and are always sent.
+// those with an index above last. A run is saved before its terminal event
+// is sent, so that event is stored without the index the stream gave it:
+// the one after its predecessor's. Events stored with no indexed event
+// before them use their position and are always sent.
 func replayStored(sse *sseWriter, out *run.Output, last int64) {
 	var send []run.Event
+	var previous *int64
 	for _, e := range out.Events {
-		if index := e.Base().EventIndex; index == nil || *index > last {
+		index := e.Base().EventIndex
+		if index == nil && previous != nil {
+			next := *previous + 1
+			e.Base().EventIndex, index = &next, &next
+		}
+		previous = index
+		if index == nil || *index > last {
 			send = append(send, e)
 		}
 	}

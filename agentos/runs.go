@@ -179,7 +179,7 @@ func (o *OS) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusConflict, busyBody{errorBody: errorBody{Detail: busy.Error(), ErrorID: run.ErrorTypeSessionBusy,
 			ErrorType: run.ErrorTypeSessionBusy}, RunID: busy.RunID})
 	case errors.Is(err, run.ErrUnsupportedMedia):
-		writeJSON(w, http.StatusBadRequest, errorBody{Detail: err.Error(), ErrorID: "unsupported_media", ErrorType: "unsupported_media"})
+		writeJSON(w, http.StatusBadRequest, errorBody{Detail: err.Error(), ErrorID: run.ClassUnsupportedMedia.ErrorType(), ErrorType: run.ClassUnsupportedMedia.ErrorType()})
 	case errors.Is(err, run.ErrRunNotFound), errors.Is(err, storage.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, run.ErrNotContinuable):
@@ -282,7 +282,7 @@ func (o *OS) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	runs := make([]map[string]any, 0, len(records))
 	for _, rec := range records {
 		if rec.Run.AgentID == runner.ID() {
-			runs = append(runs, runSchema(rec.Run))
+			runs = append(runs, runSchema(o.withStreamed(r.Context(), rec.Run)))
 		}
 	}
 	writeJSON(w, http.StatusOK, runs)
@@ -313,7 +313,7 @@ func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if out, ok := o.storedRun(w, r, runner); ok {
-		writeJSON(w, http.StatusOK, runSchema(out))
+		writeJSON(w, http.StatusOK, runSchema(o.withStreamed(r.Context(), out)))
 	}
 }
 

@@ -3,7 +3,6 @@ package agentos
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,10 +39,19 @@ var sessionTypes = []string{string(storage.SessionTypeAgent), string(storage.Ses
 // sessionSortColumns are the sort_by values GET /sessions accepts.
 var sessionSortColumns = []string{"created_at", "updated_at", "session_id", "session_name"}
 
-// externalResumeKeys are session_data keys that bind a session to one
-// external CLI conversation (storage.md §6). A fork drops them: two agnogo
+// boundSessionKeys are the session_data keys that bind a session to one
+// conversation of an outside harness, as the runners served here name them
+// ([run.SessionBinder]; storage.md §6). A fork drops them: two agnogo
 // sessions resuming one CLI session would interleave their turns.
-var externalResumeKeys = []string{"claude_sdk_session_id", "codex_thread_id"}
+func (o *OS) boundSessionKeys() []string {
+	var keys []string
+	for _, id := range o.order {
+		if binder, ok := o.runners[id].(run.SessionBinder); ok {
+			keys = append(keys, binder.SessionKeys()...)
+		}
+	}
+	return keys
+}
 
 func (o *OS) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
@@ -314,7 +322,7 @@ func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	runs := make([]map[string]any, 0, len(records))
 	for _, rec := range records {
-		runs = append(runs, runSchema(rec.Run))
+		runs = append(runs, runSchema(o.withStreamed(r.Context(), rec.Run)))
 	}
 	writeJSON(w, http.StatusOK, runs)
 }
@@ -335,7 +343,7 @@ func (o *OS) handleGetSessionRun(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		o.writeStoreError(w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, runSchema(rec.Run))
+		writeJSON(w, http.StatusOK, runSchema(o.withStreamed(r.Context(), rec.Run)))
 	}
 }
 
@@ -357,87 +365,32 @@ func (o *OS) handleForkSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Session with id '%s' not found", source.SessionID))
 		return
 	}
-	records, _, err := o.cfg.Store.GetRuns(r.Context(), storage.RunQuery{SessionID: source.SessionID, UserID: userID})
+	forkID, err := o.forkSession(context.WithoutCancel(r.Context()), source, userID)
 	if err != nil {
-		o.writeStoreError(w, r, err)
-		return
-	}
-	forkID, err := o.forkSession(context.WithoutCancel(r.Context()), source, records)
-	if err != nil {
-		o.writeStoreError(w, r, err)
+		o.writeSessionError(w, r, source.SessionID, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"session_id": forkID, "forked_from_session_id": source.SessionID})
 }
 
-// forkSession writes the copy of source and its runs and returns the new
-// session's id. A copy that fails half-way is deleted, so a fork is all or
-// nothing. It runs to completion even when the client leaves.
-func (o *OS) forkSession(ctx context.Context, source *storage.Session, records []storage.RunRecord) (string, error) {
-	fork := &storage.Session{}
-	if err := deepCopy(source, fork); err != nil {
+// forkSession writes the copy of source and of its runs in userID's scope
+// and returns the new session's id. The store copies the session and its
+// runs in one transaction, relinking the copies to the fork (new run ids,
+// the fork's session id, lineage, parent and child run ids, stored events
+// left out; see [storage.SessionFork]), so a fork is all or nothing. The
+// session_data keys that bind the source to a harness conversation are
+// left out. It runs to completion even when the client leaves.
+func (o *OS) forkSession(ctx context.Context, source *storage.Session, userID string) (string, error) {
+	fork, err := o.cfg.Store.ForkSession(ctx, storage.SessionFork{
+		SessionID:       source.SessionID,
+		UserID:          userID,
+		ForkID:          newID(),
+		DropSessionData: o.boundSessionKeys(),
+	})
+	if err != nil {
 		return "", fmt.Errorf("fork session %s: %w", source.SessionID, err)
-	}
-	fork.SessionID, fork.CreatedAt, fork.UpdatedAt, fork.Runs = newID(), 0, 0, nil
-	for _, key := range externalResumeKeys {
-		delete(fork.SessionData, key)
-	}
-	if _, err := o.cfg.Store.UpsertSession(ctx, fork); err != nil {
-		return "", fmt.Errorf("fork session %s: %w", source.SessionID, err)
-	}
-	newRunIDs := make(map[string]string, len(records))
-	for _, rec := range records {
-		newRunIDs[rec.Run.RunID] = newID()
-	}
-	for _, rec := range records {
-		copied := &run.Output{}
-		err := deepCopy(rec.Run, copied)
-		if err == nil {
-			relinkForkedRun(copied, fork.SessionID, source.SessionID, newRunIDs)
-			_, err = o.cfg.Store.UpsertRun(ctx, storage.RunRecord{
-				SessionID: fork.SessionID, UserID: rec.UserID, RunType: rec.RunType, RunIndex: rec.RunIndex,
-				Run: copied, CreatedAt: rec.CreatedAt,
-			})
-		}
-		if err != nil {
-			if cleanupErr := o.cfg.Store.DeleteSession(ctx, fork.SessionID, ""); cleanupErr != nil {
-				o.log.ErrorContext(ctx, "removing a half-written fork failed", "session_id", fork.SessionID, "error", cleanupErr)
-			}
-			return "", fmt.Errorf("fork session %s: copy run %s: %w", source.SessionID, rec.Run.RunID, err)
-		}
 	}
 	return fork.SessionID, nil
-}
-
-// relinkForkedRun points a copied run at the fork: its new id and session,
-// its lineage, and the new ids of the parent and child runs it names. The
-// copy's stored events describe the original execution (with the original
-// ids), so they are dropped, as a run-level fork does (runtime.md §12).
-func relinkForkedRun(out *run.Output, forkID, sourceID string, newRunIDs map[string]string) {
-	out.RunID = newRunIDs[out.RunID]
-	out.SessionID = forkID
-	out.ForkedFromSessionID = sourceID
-	if parent, ok := newRunIDs[out.ParentRunID]; ok {
-		out.ParentRunID = parent
-	}
-	for _, tool := range out.Tools {
-		if tool == nil {
-			continue
-		}
-		if child, ok := newRunIDs[tool.ChildRunID]; ok {
-			tool.ChildRunID = child
-		}
-	}
-	out.Events = nil
-}
-
-// deepCopy copies src into dst through JSON, the form both are stored in.
-func deepCopy(src, dst any) error {
-	data, err := json.Marshal(src)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, dst)
 }
 
 // pathSession reads the path's session in the caller's scope (query

@@ -21,8 +21,9 @@ const (
 	DefaultMaxConcurrency = 32
 	// DefaultMaxQueueDepth is queue.max_queue_depth when not set.
 	DefaultMaxQueueDepth = 1000
-	// DefaultMaxAttempts is queue.max_attempts when not set.
-	DefaultMaxAttempts = 1
+	// DefaultMaxAttempts is queue.max_attempts when not set: a run whose
+	// server dies goes on from its last completed step on a live replica.
+	DefaultMaxAttempts = 3
 	// DefaultStopTimeoutSeconds is queue.stop_timeout_seconds when not set.
 	DefaultStopTimeoutSeconds = 30
 	// DefaultRetryDelaySeconds is queue.retry_delay_seconds when not set.
@@ -111,7 +112,10 @@ type Queue struct {
 	MaxQueueDepth int
 	// MaxAttempts is how many times a background run is started: when the
 	// process executing it dies, or it fails for a reason another attempt
-	// may not meet. Defaults to [DefaultMaxAttempts]: once.
+	// may not meet, it starts again from its last completed step (only the
+	// step in flight at the crash runs again). 1 starts it at most once: a
+	// run whose server died ends ERROR with the requeue hint. Defaults to
+	// [DefaultMaxAttempts].
 	MaxAttempts int
 	// RetryDelaySeconds is the base delay before a failed background run's
 	// next attempt: attempt N+1 waits a random time up to
@@ -136,8 +140,10 @@ type Queue struct {
 	// to [DefaultRetentionSeconds].
 	RetentionSeconds int
 	// ExecutorID names this server process on the durable queue: a server
-	// restarted with the same id resumes the runs it left unfinished.
-	// Defaults to $AGNOGO_EXECUTOR_ID, else the host name and the database.
+	// restarted with the same id resumes the runs it left unfinished, and
+	// a server is refused at start while a live one uses its id. Defaults
+	// to $AGNOGO_EXECUTOR_ID, else the host name, the listen address and
+	// the database.
 	ExecutorID string
 }
 

@@ -25,6 +25,10 @@ type ServerOptions struct {
 	Version string
 	// Logger receives the server's logs. Defaults to slog.Default().
 	Logger *slog.Logger
+	// ListenAddr is the address the server listens on (HOST:PORT, as
+	// given). [OS.StartQueue] makes it part of the default executor id, so
+	// two servers on one host and one database get different ids.
+	ListenAddr string
 }
 
 // Server returns the configuration of the AgentOS HTTP server that serves

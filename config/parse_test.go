@@ -228,7 +228,7 @@ func TestParseDefaults(t *testing.T) {
 		require.Equal(t, DefaultName, file.Name)
 		require.Equal(t, DefaultDB, file.DB)
 		require.Empty(t, file.Redis)
-		require.Equal(t, Queue{Durable: true, MaxConcurrency: 32, MaxQueueDepth: 1000, MaxAttempts: 1, RetryDelaySeconds: 30, TimeoutSeconds: 3600, StopTimeoutSeconds: 30, LockGraceSeconds: 60, RetentionSeconds: 86400}, file.Queue)
+		require.Equal(t, Queue{Durable: true, MaxConcurrency: 32, MaxQueueDepth: 1000, MaxAttempts: 3, RetryDelaySeconds: 30, TimeoutSeconds: 3600, StopTimeoutSeconds: 30, LockGraceSeconds: 60, RetentionSeconds: 86400}, file.Queue)
 		require.Nil(t, file.Auth)
 		require.Empty(t, file.Models)
 		require.Empty(t, file.Agents)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,6 +36,12 @@ const redisPingTimeout = 3 * time.Second
 // the server must share (pass both in agentos.Config). It resumes the runs
 // this executor left unfinished. With queue.durable false it returns nils.
 // [OS.Close] stops the queue.
+//
+// The executor id is queue.executor_id, else $AGNOGO_EXECUTOR_ID, else the
+// host name, opts.ListenAddr and a digest of the database: stable across
+// restarts of one server, different for two servers on one host. An id a
+// live server already uses is refused with an error naming executor_id
+// (it wraps [durable.ErrExecutorInUse]).
 //
 // With a redis URL the queue also sends live events and cancels through
 // Redis. A URL that cannot be parsed is an error; a Redis that does not
@@ -76,12 +83,13 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		return nil, nil, err
 	}
 	events := agentos.NewEventLog()
+	executorID := cmp.Or(o.File.Queue.ExecutorID, opts.Getenv(ExecutorIDEnv), defaultExecutorID(opts.ListenAddr, dbosURL))
 	q, err := durable.New(ctx, durable.Config{
 		DatabaseURL:    dbosURL,
 		Store:          o.Store,
 		Runners:        runners,
 		Events:         events,
-		ExecutorID:     cmp.Or(o.File.Queue.ExecutorID, opts.Getenv(ExecutorIDEnv), defaultExecutorID(dbosURL)),
+		ExecutorID:     executorID,
 		MaxConcurrency: concurrency,
 		MaxQueueDepth:  o.File.Queue.MaxQueueDepth,
 		MaxAttempts:    o.File.Queue.MaxAttempts,
@@ -102,6 +110,9 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		_ = q.Shutdown(0)
 		if rdb != nil {
 			_ = rdb.Close()
+		}
+		if errors.Is(err, durable.ErrExecutorInUse) {
+			err = fmt.Errorf("%w (the id is queue.executor_id, else $%s, else the host name, the listen address and the database)", err, ExecutorIDEnv)
 		}
 		return nil, nil, err
 	}
@@ -134,15 +145,20 @@ func connectRedis(ctx context.Context, url string, log *slog.Logger) (*redis.Cli
 	return client, nil
 }
 
-// defaultExecutorID is the host name and a digest of the database: stable
-// across restarts of one server, different for two servers on one host.
-func defaultExecutorID(database string) string {
+// defaultExecutorID is the host name, the listen address (when known) and
+// a digest of the database: stable across restarts of one server,
+// different for two servers on one host, which listen on different
+// addresses.
+func defaultExecutorID(listenAddr, database string) string {
 	host, err := os.Hostname()
 	if err != nil {
 		host = "agnogo"
 	}
 	sum := sha256.Sum256([]byte(database))
-	return host + "-" + hex.EncodeToString(sum[:4])
+	if listenAddr == "" {
+		return host + "-" + hex.EncodeToString(sum[:4])
+	}
+	return host + "-" + listenAddr + "-" + hex.EncodeToString(sum[:4])
 }
 
 // orNone is a number of seconds as a durable.Config duration, where 0 is

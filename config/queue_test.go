@@ -2,6 +2,8 @@ package config
 
 import (
 	"net"
+	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -49,9 +51,26 @@ func TestStartQueueRedis(t *testing.T) {
 		require.NotContains(t, log.String(), "redis does not answer")
 		client := redis.NewClient(&redis.Options{Addr: addr})
 		t.Cleanup(func() { _ = client.Close() })
+		channel := q.RedisKeyPrefix() + ":run:cancellation"
+		require.Regexp(t, `^agno:[0-9a-f]{16}:run:cancellation$`, channel, "the default prefix, then the database's namespace")
 		require.Eventually(t, func() bool {
-			subs, err := client.PubSubNumSub(t.Context(), "agno:run:cancellation").Result()
-			return err == nil && subs["agno:run:cancellation"] >= 1
+			subs, err := client.PubSubNumSub(t.Context(), channel).Result()
+			return err == nil && subs[channel] >= 1
 		}, 10*time.Second, 10*time.Millisecond)
 	})
+}
+
+// TestDefaultExecutorID: the default executor id is the host name, the
+// listen address and a digest of the database: the same for one server
+// started again, different for two servers on one host or two databases.
+func TestDefaultExecutorID(t *testing.T) {
+	t.Parallel()
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	a := defaultExecutorID("127.0.0.1:7777", "postgres://db/one")
+	require.Equal(t, a, defaultExecutorID("127.0.0.1:7777", "postgres://db/one"), "stable across restarts")
+	require.Regexp(t, "^"+regexp.QuoteMeta(host+"-127.0.0.1:7777-")+"[0-9a-f]{8}$", a)
+	require.NotEqual(t, a, defaultExecutorID("127.0.0.1:7778", "postgres://db/one"), "another server on the host")
+	require.NotEqual(t, a, defaultExecutorID("127.0.0.1:7777", "postgres://db/two"), "another database")
+	require.Regexp(t, "^"+regexp.QuoteMeta(host+"-")+"[0-9a-f]{8}$", defaultExecutorID("", "postgres://db/one"), "no address known")
 }

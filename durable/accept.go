@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
-	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 )
 
@@ -45,15 +44,10 @@ var errRecountDepth = errors.New("the queue depth must be recounted")
 // the run: in one transaction on Postgres with a [TxStore], one step after
 // the other otherwise.
 func (q *Queue) accept(ctx context.Context, runner run.Runner, in *run.Input, j job) (Accepted, error) {
-	rt, err := internals.RuntimeOf(q.dbos)
-	if err != nil {
-		return Accepted{}, fmt.Errorf("durable: accept run %s: %w", j.RunID, err)
-	}
-	db := rt.SystemDB()
-	if store, ok := q.cfg.Store.(TxStore); ok && db.Dialect().Name() == dbos.DialectPostgres {
-		err := q.acceptInTx(ctx, store, db, runner, in, j, depthShared)
+	if store, ok := q.cfg.Store.(TxStore); ok && q.eng.postgres() {
+		err := q.acceptInTx(ctx, store, runner, in, j, depthShared)
 		if errors.Is(err, errRecountDepth) {
-			err = q.acceptInTx(ctx, store, db, runner, in, j, depthExclusive)
+			err = q.acceptInTx(ctx, store, runner, in, j, depthExclusive)
 		}
 		if err != nil {
 			return Accepted{}, err
@@ -67,11 +61,11 @@ func (q *Queue) accept(ctx context.Context, runner run.Runner, in *run.Input, j 
 // depth lock as lock says (see [depthLock]): the lock and the depth bound
 // in one round trip, then the session and run rows, the enqueue and the
 // commit.
-func (q *Queue) acceptInTx(ctx context.Context, store TxStore, db internals.SystemDatabase, runner run.Runner, in *run.Input, j job, lock depthLock) error {
-	session, rec := pendingRun(runner, in, q.cfg.Now())
+func (q *Queue) acceptInTx(ctx context.Context, store TxStore, runner run.Runner, in *run.Input, j job, lock depthLock) error {
+	session, rec := runhost.PendingRun(runner, in, q.cfg.Now())
 	registered := false
 	err := store.BeginFunc(ctx, func(tx pgx.Tx) error {
-		bound, err := q.lockDepth(ctx, db, tx, lock)
+		bound, err := q.lockDepth(ctx, tx, lock)
 		switch {
 		case err != nil:
 			return err
@@ -113,7 +107,7 @@ func (q *Queue) acceptInSteps(ctx context.Context, runner run.Runner, in *run.In
 	if waiting >= q.cfg.MaxQueueDepth {
 		return Accepted{}, queueFull(waiting)
 	}
-	if err := RecordPending(ctx, q.cfg.Store, runner, in, q.cfg.Now()); err != nil {
+	if err := runhost.RecordPending(ctx, q.cfg.Store, runner, in, q.cfg.Now()); err != nil {
 		return Accepted{}, err
 	}
 	q.register(j.RunID, run.StatusPending)
@@ -129,15 +123,4 @@ func (q *Queue) acceptInSteps(ctx context.Context, runner run.Runner, in *run.In
 // queueFull is the [ErrQueueFull] of a queue with waiting runs.
 func queueFull(waiting int) error {
 	return fmt.Errorf("%w: %d runs are waiting (max_queue_depth)", ErrQueueFull, waiting)
-}
-
-// pendingRun is the PENDING row of an accepted run, and the session it
-// starts when the session is new.
-func pendingRun(runner run.Runner, in *run.Input, now time.Time) (*storage.Session, storage.RunRecord) {
-	session := &storage.Session{SessionID: in.SessionID, SessionType: storage.SessionTypeAgent, AgentID: runner.ID(), UserID: in.UserID}
-	rec := storage.RunRecord{SessionID: in.SessionID, UserID: in.UserID, Run: &run.Output{
-		RunID: in.RunID, AgentID: runner.ID(), AgentName: runner.Name(), SessionID: in.SessionID, UserID: in.UserID,
-		Input: in, Status: run.StatusPending, Metadata: in.Metadata, CreatedAt: now.Unix(),
-	}}
-	return session, rec
 }

@@ -5,38 +5,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// waitingSQL counts the runs that wait in or execute from the queue: one
-// count over the engine's in-flight index.
-const waitingSQL = `SELECT count(*) FROM %sworkflow_status WHERE queue_name = $1 AND status IN ('ENQUEUED', 'PENDING')`
-
-// waitingUpToSQL is waitingSQL that stops counting at $2, the depth limit:
-// a recount walks at most that many index entries however long the queue.
-// Postgres only: SQLite counts the bounded subquery more slowly than the
-// plain count.
-const waitingUpToSQL = `SELECT count(*) FROM (SELECT 1 FROM %sworkflow_status WHERE queue_name = $1 AND status IN ('ENQUEUED', 'PENDING') LIMIT $2) AS waiting`
-
 // queuedCount is how many runs wait in or execute from the queue.
 func (q *Queue) queuedCount(ctx context.Context) (int, error) {
-	rt, err := internals.RuntimeOf(q.dbos)
+	n, err := q.eng.waiting(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("durable: count queued runs: %w", err)
 	}
-	db := rt.SystemDB()
-	var n int
-	if err := db.Pool().QueryRow(ctx, renderSQL(db, waitingSQL), queueName).Scan(&n); err != nil {
-		return 0, fmt.Errorf("durable: count queued runs: %w", err)
-	}
 	return n, nil
-}
-
-// renderSQL renders a query over the engine's tables for its database.
-func renderSQL(db internals.SystemDatabase, query string) string {
-	return db.RenderSQL(query, db.Dialect().SchemaPrefix(db.Schema()))
 }
 
 // depthLock is how an acceptance transaction on Postgres holds the queue's
@@ -82,14 +61,14 @@ const errUndefinedTable = "42P01"
 // its snapshot sees every acceptance that held the lock before) that
 // becomes the new bound. A missing sequence is [errRecountDepth] on the
 // shared path: the exclusive one creates it.
-func (q *Queue) lockDepth(ctx context.Context, db internals.SystemDatabase, tx pgx.Tx, lock depthLock) (int, error) {
-	sequence := db.Dialect().SchemaPrefix(db.Schema()) + depthSequence
-	key := db.Schema() + "." + queueName + ":depth"
+func (q *Queue) lockDepth(ctx context.Context, tx pgx.Tx, lock depthLock) (int, error) {
+	sequence := q.eng.table(depthSequence)
+	key := q.eng.schema() + "." + queueName + ":depth"
 	batch := &pgx.Batch{}
 	if lock == depthExclusive {
 		batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key)
 		batch.Queue(`CREATE SEQUENCE IF NOT EXISTS ` + sequence)
-		batch.Queue(`SELECT setval($3::regclass, (`+renderSQL(db, waitingUpToSQL)+`) + 1)`, queueName, q.cfg.MaxQueueDepth, sequence)
+		batch.Queue(`SELECT setval($3::regclass, (`+q.eng.engineSQL(waitingUpToSQL)+`) + 1)`, queueName, q.cfg.MaxQueueDepth, sequence)
 	} else {
 		batch.Queue(`SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`, key)
 		batch.Queue(`SELECT nextval($1::regclass)`, sequence)

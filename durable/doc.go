@@ -13,10 +13,13 @@
 // one transaction, with the queue depth checked inside it; on SQLite the row
 // first, a row whose enqueue a crash cut off being adopted later — and the
 // answer names the run only once both are done. A process that restarts with the same
-// executor id picks up its unfinished runs: with MaxAttempts 1 (the default,
-// at most once) they end ERROR with a message saying how to run them again;
-// with MaxAttempts 2 or more they continue from their last completed step,
-// announced by a RunRetry event. With MaxAttempts 2 or more a run that
+// executor id picks up its unfinished runs, and a live replica those of a
+// process that died: with MaxAttempts 2 or more (the default is 3) they
+// continue from their last completed step, announced by a RunRetry event —
+// only the step in flight at the crash runs again, which is what
+// [run.StepKey] is for; with MaxAttempts 1 (at most once) they end ERROR
+// with a message saying how to run them again. While attempts remain, the
+// run's row never shows ERROR. With MaxAttempts 2 or more a run that
 // failed for a reason another attempt may not meet also starts again, after
 // a jittered delay (Config.RetryDelay), from the step that failed; one
 // execution of a run is bounded by Config.Timeout.

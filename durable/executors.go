@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
-	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
 
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -25,6 +25,14 @@ import (
 // runs: with MaxAttempts 1 they end ERROR with the requeue hint; with more
 // they continue here from their last completed step. Paused runs are always
 // taken over, since no work of theirs was lost.
+//
+// An executor id names one live process. Launching recovers the id's
+// unfinished runs, so a process given the id of a live one would take that
+// one's runs from under it; [Queue.Launch] refuses instead
+// ([ErrExecutorInUse]). It tells a live holder from a dead one by watching
+// the id's row for a few heartbeat intervals: a live process advances
+// seen_at, a crashed one does not (a restart right after a crash waits that
+// long), and one that stopped gracefully withdrew it.
 
 // Defaults of the recovery settings.
 const (
@@ -33,42 +41,48 @@ const (
 	DefaultLockGrace = 60 * time.Second
 	// MinLockGrace is the smallest lock grace accepted.
 	MinLockGrace = 3 * time.Second
-	// heartbeatInterval is how often an executor reports it is alive.
+	// heartbeatInterval is how often an executor reports it is alive, at
+	// most (see [heartbeats.interval]).
 	heartbeatInterval = time.Second
 )
+
+// watchingMessage is logged when a starting executor watches its id's
+// recent heartbeat to tell a live holder from a crashed one.
+const watchingMessage = "durable: the last heartbeat of this executor id is recent; watching whether a live server holds it"
+
+// ErrExecutorInUse is the error of [Queue.Launch] when a live process
+// already heartbeats the queue's executor id: launching would take its
+// unfinished runs from it. Match it with errors.Is.
+var ErrExecutorInUse = errors.New("the executor id is in use by a live server")
 
 // executorsTable is the heartbeat table, beside the engine's own tables.
 const executorsTable = "agno_executors"
 
-// recovery is the part of the engine's internals recovery uses: its
-// database, and recovering another executor's pending workflows. It is kept
-// this small so an engine upgrade that moves the internals touches one place.
-type recovery interface {
-	SystemDB() internals.SystemDatabase
-	RecoverPendingWorkflows(executorIDs []string) ([]dbos.WorkflowHandle[any], error)
-}
-
 // heartbeats keeps this executor's row and finds dead executors.
 type heartbeats struct {
-	rt    recovery
+	eng   *engine
 	id    string
 	grace time.Duration
 }
 
 // table is the heartbeat table's qualified name.
-func (h *heartbeats) table() string {
-	db := h.rt.SystemDB()
-	return db.Dialect().SchemaPrefix(db.Schema()) + executorsTable
-}
+func (h *heartbeats) table() string { return h.eng.table(executorsTable) }
 
 // sql renders a Postgres-style query for the database.
-func (h *heartbeats) sql(format string, args ...any) string {
-	return h.rt.SystemDB().RenderSQL(format, args...)
-}
+func (h *heartbeats) sql(format string, args ...any) string { return h.eng.sql(format, args...) }
+
+// interval is how often this executor beats: a third of the grace, at most
+// heartbeatInterval.
+func (h *heartbeats) interval() time.Duration { return min(heartbeatInterval, h.grace/3) }
+
+// liveWindow is how long a starting executor watches a fresh row of its id
+// for a heartbeat: two and a half intervals, so a live holder beats at
+// least twice meanwhile.
+func (h *heartbeats) liveWindow() time.Duration { return 2*h.interval() + h.interval()/2 }
 
 // ensure creates the heartbeat table.
 func (h *heartbeats) ensure(ctx context.Context) error {
-	_, err := h.rt.SystemDB().Pool().Exec(ctx, h.sql(`CREATE TABLE IF NOT EXISTS %s (executor_id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL)`, h.table()))
+	_, err := h.eng.exec(ctx, h.sql(`CREATE TABLE IF NOT EXISTS %s (executor_id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL)`, h.table()))
 	if err != nil {
 		return fmt.Errorf("durable: create %s: %w", executorsTable, err)
 	}
@@ -77,13 +91,63 @@ func (h *heartbeats) ensure(ctx context.Context) error {
 
 // beat records that this executor is alive.
 func (h *heartbeats) beat(ctx context.Context) error {
-	now := h.rt.SystemDB().Dialect().NowMsSQL()
-	_, err := h.rt.SystemDB().Pool().Exec(ctx, h.sql(`INSERT INTO %s (executor_id, seen_at) VALUES ($1, %s)
-ON CONFLICT (executor_id) DO UPDATE SET seen_at = excluded.seen_at`, h.table(), now), h.id)
+	_, err := h.eng.exec(ctx, h.sql(`INSERT INTO %s (executor_id, seen_at) VALUES ($1, %s)
+ON CONFLICT (executor_id) DO UPDATE SET seen_at = excluded.seen_at`, h.table(), h.eng.nowMs()), h.id)
 	if err != nil {
 		return fmt.Errorf("durable: heartbeat: %w", err)
 	}
 	return nil
+}
+
+// lastSeen reads when this executor id last beat and how long ago that is
+// by the database's clock; found is false when the id has no row.
+func (h *heartbeats) lastSeen(ctx context.Context) (seenAt int64, age time.Duration, found bool, err error) {
+	var ageMs int64
+	err = h.eng.queryRow(ctx, h.sql(`SELECT seen_at, %s - seen_at FROM %s WHERE executor_id = $1`, h.eng.nowMs(), h.table()), []any{h.id},
+		&seenAt, &ageMs)
+	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("durable: read the heartbeat of executor %s: %w", h.id, err)
+	}
+	return seenAt, time.Duration(ageMs) * time.Millisecond, true, nil
+}
+
+// refuseLive returns an error wrapping [ErrExecutorInUse] when a live
+// process heartbeats this executor id. A row silent for longer than the
+// grace, withdrawn (seen_at 0) or absent has no live holder; a fresher one
+// is watched for liveWindow: it advances only while its process lives.
+func (h *heartbeats) refuseLive(ctx context.Context, log *slog.Logger) error {
+	first, age, found, err := h.lastSeen(ctx)
+	if err != nil || !found || first == 0 || age > h.grace {
+		return err
+	}
+	window := h.liveWindow()
+	log.Info(watchingMessage, slog.String("executor_id", h.id), slog.Duration("last_heartbeat", age.Round(time.Millisecond)),
+		slog.Duration("watch", window))
+	deadline := time.Now().Add(window)
+	ticker := time.NewTicker(h.interval() / 5)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("durable: check executor %s: %w", h.id, ctx.Err())
+		case <-ticker.C:
+		}
+		seen, _, found, err := h.lastSeen(ctx)
+		switch {
+		case err != nil:
+			return err
+		case !found || seen == 0:
+			return nil // claimed by a replica, or withdrawn: no live holder
+		case seen != first:
+			return fmt.Errorf("durable: executor_id %q: %w (its heartbeat advanced within %s); "+
+				"give each server its own executor_id, or stop the other one first", h.id, ErrExecutorInUse, window)
+		case time.Now().After(deadline):
+			return nil // silent: its process died
+		}
+	}
 }
 
 // withdrawal prepares withdrawing this executor's heartbeat once the
@@ -144,40 +208,47 @@ func (q *Queue) handBack() {
 // this executor claimed: their rows are gone, so no other executor claims
 // them too.
 func (h *heartbeats) claimDead(ctx context.Context) ([]string, error) {
-	db := h.rt.SystemDB()
-	now := db.Dialect().NowMsSQL()
-	rows, err := db.Pool().Query(ctx, h.sql(`SELECT executor_id FROM %s WHERE seen_at < %s - $1 AND executor_id <> $2`, h.table(), now),
+	now := h.eng.nowMs()
+	silent, err := h.eng.queryStrings(ctx, h.sql(`SELECT executor_id FROM %s WHERE seen_at < %s - $1 AND executor_id <> $2`, h.table(), now),
 		h.grace.Milliseconds(), h.id)
 	if err != nil {
 		return nil, fmt.Errorf("durable: find dead executors: %w", err)
 	}
-	var silent []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("durable: find dead executors: %w", err)
-		}
-		silent = append(silent, id)
-	}
-	rows.Close()
 	var claimed []string
 	for _, id := range silent {
-		res, err := db.Pool().Exec(ctx, h.sql(`DELETE FROM %s WHERE executor_id = $1 AND seen_at < %s - $2`, h.table(), now), id, h.grace.Milliseconds())
+		n, err := h.eng.exec(ctx, h.sql(`DELETE FROM %s WHERE executor_id = $1 AND seen_at < %s - $2`, h.table(), now), id, h.grace.Milliseconds())
 		if err != nil {
 			return claimed, fmt.Errorf("durable: claim executor %s: %w", id, err)
 		}
-		if n, err := res.RowsAffected(); err == nil && n == 1 {
+		if n == 1 {
 			claimed = append(claimed, id)
 		}
 	}
 	return claimed, nil
 }
 
-// watchExecutors beats and takes over dead executors until ctx ends.
+// beat reports this executor alive every heartbeat interval until ctx
+// ends. It runs apart from the takeovers, which may take long, so a busy
+// executor is never taken for a dead one.
+func (q *Queue) beat(ctx context.Context, h *heartbeats) {
+	ticker := time.NewTicker(h.interval())
+	defer ticker.Stop()
+	for {
+		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
+			q.log.Warn("durable: heartbeat failed", slog.String("error", err.Error()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// watchExecutors takes over dead executors and adopts orphaned runs until
+// ctx ends.
 func (q *Queue) watchExecutors(ctx context.Context, h *heartbeats) {
-	interval := min(heartbeatInterval, h.grace/3)
-	ticker := time.NewTicker(interval)
+	ticker := time.NewTicker(h.interval())
 	defer ticker.Stop()
 	lastAdopt := time.Now()
 	for {
@@ -185,15 +256,12 @@ func (q *Queue) watchExecutors(ctx context.Context, h *heartbeats) {
 			lastAdopt = time.Now()
 			q.adoptOrphans(ctx)
 		}
-		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
-			q.log.Warn("durable: heartbeat failed", slog.String("error", err.Error()))
-		}
 		dead, err := h.claimDead(ctx)
 		if err != nil && ctx.Err() == nil {
 			q.log.Warn("durable: looking for dead executors failed", slog.String("error", err.Error()))
 		}
 		for _, id := range dead {
-			q.takeOver(ctx, h.rt, id)
+			q.takeOver(ctx, id)
 		}
 		select {
 		case <-ctx.Done():
@@ -204,7 +272,7 @@ func (q *Queue) watchExecutors(ctx context.Context, h *heartbeats) {
 }
 
 // takeOver handles the unfinished runs of a dead executor.
-func (q *Queue) takeOver(ctx context.Context, rt recovery, executor string) {
+func (q *Queue) takeOver(ctx context.Context, executor string) {
 	pending, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterExecutorIDs(executor), dbos.WithFilterStatus(dbos.WorkflowStatusPending),
 		dbos.WithFilterQueueName(queueName), dbos.WithFilterLoadInput(true), dbos.WithFilterLoadOutput(false))
 	if err != nil {
@@ -227,7 +295,7 @@ func (q *Queue) takeOver(ctx context.Context, rt recovery, executor string) {
 			}
 		}
 	}
-	if _, err := rt.RecoverPendingWorkflows([]string{executor}); err != nil {
+	if err := q.eng.recoverExecutors([]string{executor}); err != nil {
 		q.log.Error("durable: recovering a dead executor's runs failed", slog.String("executor_id", executor), slog.String("error", err.Error()))
 	}
 }

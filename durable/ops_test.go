@@ -197,7 +197,8 @@ func TestRequeueAfterLostWorker(t *testing.T) {
 	var charges atomic.Int32
 	charge := chargeTool(t, &charges)
 	replies := []scripted.Reply{scripted.ToolCall("charge", `{}`), scripted.ToolCall("work", `{}`), scripted.Text("finished")}
-	f := newFixture(t, replies, []tool.Tool{charge, first.tool(t, false)}, nil)
+	atMostOnce := func(c *durable.Config) { c.MaxAttempts = 1 }
+	f := newFixture(t, replies, []tool.Tool{charge, first.tool(t, false)}, atMostOnce)
 	accepted, err := f.submit(t, "s1", "go", "")
 	require.NoError(t, err)
 	<-first.started
@@ -205,7 +206,7 @@ func TestRequeueAfterLostWorker(t *testing.T) {
 	// as a dead process would never return.
 	durable.Crash(f.queue)
 	t.Cleanup(first.open)
-	f.queue = f.start(t, "exec-1", nil)
+	f.queue = f.start(t, "exec-1", atMostOnce)
 	out := f.wait(t, accepted.RunID)
 	require.Equal(t, run.StatusError, out.Status)
 	require.Contains(t, out.Content, "/queue/jobs/"+accepted.RunID+"/requeue")

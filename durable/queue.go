@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
-	"github.com/dbos-inc/dbos-transact-golang/dbos/internals"
 	// SQLite support for DBOS, on modernc.org/sqlite like the run store.
 	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite"
 	"github.com/redis/go-redis/v9"
@@ -30,8 +29,9 @@ const (
 	// DefaultMaxQueueDepth is how many runs may wait before submissions are
 	// refused with [ErrQueueFull].
 	DefaultMaxQueueDepth = 1000
-	// DefaultMaxAttempts is how many times a run is started: once.
-	DefaultMaxAttempts = 1
+	// DefaultMaxAttempts is how many times a run is started: a run whose
+	// worker is lost goes on from its last completed step, up to twice.
+	DefaultMaxAttempts = 3
 	// DefaultApplicationVersion tags the workflows this build runs. Recovery
 	// only picks up workflows of the same version, so it changes only when
 	// the workflow code changes incompatibly.
@@ -81,7 +81,9 @@ type Config struct {
 	// Events receives every run's events, numbered. Required.
 	Events *eventlog.Memory
 	// ExecutorID names this process; a process restarted with the same id
-	// resumes its unfinished runs. Defaults to the host name.
+	// resumes its unfinished runs. Two live processes never share one:
+	// [Queue.Launch] refuses an id a live process heartbeats
+	// ([ErrExecutorInUse]). Defaults to the host name.
 	ExecutorID string
 	// ApplicationVersion defaults to [DefaultApplicationVersion].
 	ApplicationVersion string
@@ -91,8 +93,11 @@ type Config struct {
 	MaxQueueDepth int
 	// MaxAttempts is how many times a run is started: a run whose worker
 	// was lost, or that failed for a reason another attempt may not meet,
-	// starts again until it has had MaxAttempts. Defaults to
-	// [DefaultMaxAttempts]: once.
+	// starts again until it has had MaxAttempts, going on from its last
+	// completed step (only the step in flight when the worker was lost runs
+	// again: see [run.StepKey]). While attempts remain, a failure is never
+	// stored on the run's row. 1 starts a run at most once: a lost run ends
+	// ERROR with the requeue hint. Defaults to [DefaultMaxAttempts].
 	MaxAttempts int
 	// RetryDelay is the base delay before a failed run's next attempt:
 	// attempt N+1 waits a random time between 0 and min(RetryDelay·2^(N−1),
@@ -121,16 +126,17 @@ type Config struct {
 	CancelCheckInterval time.Duration
 	// Redis, when set, carries each run's events to followers on other
 	// replicas as they happen ([Queue.Events]) and cancels to the replica
-	// executing the run at once: the stream <prefix>:os:events:<run_id>:1:events
-	// and the key <prefix>:os:events:<run_id>:status, the channel
-	// <prefix>:run:cancellation and the key <prefix>:run:cancellation:<run_id>.
+	// executing the run at once: with P the prefix and N the database's
+	// namespace, the stream P:N:os:events:<run_id>:1:events and the key
+	// P:N:os:events:<run_id>:status, the channel P:N:run:cancellation and
+	// the key P:N:run:cancellation:<run_id> (see [Queue.RedisKeyPrefix]).
 	// It is never the only copy: without it, or while it fails, events
 	// reach other replicas step by step through the database and cancels
 	// within CancelCheckInterval. A standalone server (not a cluster); the
 	// queue does not close it. Defaults to nil: no Redis.
 	Redis *redis.Client
-	// RedisPrefix starts the queue's Redis keys and channels, so several
-	// deployments can share one Redis. Defaults to [DefaultRedisPrefix].
+	// RedisPrefix starts the queue's Redis keys and channels, before the
+	// database's namespace. Defaults to [DefaultRedisPrefix].
 	RedisPrefix string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -143,6 +149,7 @@ type Queue struct {
 	cfg     Config
 	log     *slog.Logger
 	dbos    dbos.Context
+	eng     *engine // what the queue uses of the engine beyond its public API
 	queue   dbos.Queue
 	runners map[string]run.Runner
 
@@ -156,9 +163,9 @@ type Queue struct {
 	withdraw withdrawal // set by Launch
 
 	mu       sync.Mutex
-	running  map[string]context.CancelCauseFunc // runs executing here, by run id
-	working  int                                // runs doing work here (not parked)
-	draining bool                               // Shutdown began: no new run starts here
+	running  map[string]*journal // runs executing here, by run id
+	working  int                 // runs doing work here (not parked)
+	draining bool                // Shutdown began: no new run starts here
 
 	stop    context.CancelFunc // ends the background loops
 	stopped sync.WaitGroup
@@ -194,8 +201,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	q := &Queue{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, running: map[string]context.CancelCauseFunc{},
-		redis: newRedisLink(cfg.Redis, cfg.RedisPrefix, cfg.Logger)}
+	q := &Queue{cfg: cfg, log: cfg.Logger, runners: map[string]run.Runner{}, running: map[string]*journal{}}
 	for _, r := range cfg.Runners {
 		q.runners[r.ID()] = r
 	}
@@ -213,6 +219,20 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("durable: open the queue database: %w", err)
 	}
 	q.dbos = dctx
+	if q.eng, err = engineOf(dctx); err != nil {
+		_ = dbos.Shutdown(dctx, time.Second)
+		return nil, fmt.Errorf("durable: open the queue database: %w", err)
+	}
+	if cfg.Redis != nil {
+		setup, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+		namespace, err := redisNamespace(setup, q.eng)
+		cancel()
+		if err != nil {
+			_ = dbos.Shutdown(dctx, time.Second)
+			return nil, err
+		}
+		q.redis = newRedisLink(cfg.Redis, cfg.RedisPrefix+":"+namespace, cfg.Logger)
+	}
 	dbos.RegisterWorkflow(dctx, q.execute, dbos.WithWorkflowName(workflowName))
 	q.queue, err = dbos.RegisterQueue(dctx, queueName,
 		dbos.WithWorkerConcurrency(cfg.MaxConcurrency),
@@ -226,23 +246,31 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 }
 
 // Launch starts executing queued runs, first resuming the runs this
-// executor left unfinished.
+// executor left unfinished. It refuses, with an error wrapping
+// [ErrExecutorInUse], when a live process heartbeats the same executor id:
+// resuming its runs would take them from under it. Telling a live holder
+// from a crashed one takes a few heartbeat intervals when the id's last
+// heartbeat is recent (a restart right after a crash); a holder that
+// stopped gracefully, or went silent longer than the lock grace ago, is
+// not waited for.
 func (q *Queue) Launch() error {
+	h := &heartbeats{eng: q.eng, id: q.cfg.ExecutorID, grace: q.cfg.LockGrace}
+	check, cancel := context.WithTimeout(context.Background(), settleTimeout+h.liveWindow())
+	err := h.ensure(check)
+	if err == nil {
+		err = h.refuseLive(check, q.log)
+	}
+	cancel()
+	if err != nil {
+		return err
+	}
 	if err := dbos.Launch(q.dbos); err != nil {
 		return fmt.Errorf("durable: launch: %w", err)
 	}
-	rt, err := internals.RuntimeOf(q.dbos)
-	if err != nil {
-		return fmt.Errorf("durable: launch: %w", err)
-	}
-	h := &heartbeats{rt: rt, id: q.cfg.ExecutorID, grace: q.cfg.LockGrace}
 	ctx, stop := context.WithCancel(context.Background())
-	if err := h.ensure(ctx); err != nil {
-		stop()
-		return err
-	}
 	q.stop, q.withdraw = stop, h.withdrawal(q.cfg.DatabaseURL)
 	q.redis.launch()
+	q.stopped.Go(func() { q.beat(ctx, h) })
 	q.stopped.Go(func() { q.watchCancels(ctx) })
 	if q.redis != nil {
 		q.stopped.Go(func() { q.watchRedisCancels(ctx) })
@@ -255,9 +283,22 @@ func (q *Queue) Launch() error {
 	return nil
 }
 
+// RedisKeyPrefix is what starts this queue's Redis keys and channels:
+// [Config.RedisPrefix], a colon and the namespace of the queue's database;
+// "" without Redis. The namespace is generated when a queue with Redis
+// first opens the database and is stored in it, so two deployments sharing
+// one Redis — or a database dropped and created again under the same URL —
+// never read each other's streams.
+func (q *Queue) RedisKeyPrefix() string {
+	if q.redis == nil {
+		return ""
+	}
+	return q.redis.prefix
+}
+
 // watchCancels stops the runs executing here that were cancelled elsewhere
-// (another replica's cancel only marks the workflow): one query for all of
-// them every CancelCheckInterval.
+// (another replica's cancel only marks the workflow), or that another
+// executor took over: one query for all of them every CancelCheckInterval.
 func (q *Queue) watchCancels(ctx context.Context) {
 	ticker := time.NewTicker(q.cfg.CancelCheckInterval)
 	defer ticker.Stop()
@@ -268,7 +309,7 @@ func (q *Queue) watchCancels(ctx context.Context) {
 		case <-ticker.C:
 		}
 		if ids := q.runningIDs(); len(ids) > 0 {
-			q.stopCancelled(ctx, ids)
+			q.checkRunning(ctx, ids)
 		}
 	}
 }
@@ -294,11 +335,13 @@ func (q *Queue) runningIDs(only ...string) []string {
 	return ids
 }
 
-// stopCancelled stops the runs among ids (executing here) whose workflow
-// is cancelled.
-func (q *Queue) stopCancelled(ctx context.Context, ids []string) {
-	cancelled, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(ids...), dbos.WithFilterStatus(dbos.WorkflowStatusCancelled),
-		dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
+// checkRunning stops the runs among ids (executing here) whose workflow
+// is cancelled, and disowns those another executor took over — its
+// workflow queued again for recovery, or executing under another executor
+// id — when this executor was taken for a dead one: they stop at once,
+// writing nothing more, instead of at their next step.
+func (q *Queue) checkRunning(ctx context.Context, ids []string) {
+	found, err := dbos.ListWorkflows(q.dbos, dbos.WithFilterWorkflowIDs(ids...), dbos.WithFilterLoadInput(false), dbos.WithFilterLoadOutput(false))
 	if err != nil {
 		if ctx.Err() == nil {
 			q.log.Warn("durable: checking for cancelled runs failed", slog.String("error", err.Error()))
@@ -307,9 +350,20 @@ func (q *Queue) stopCancelled(ctx context.Context, ids []string) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, wf := range cancelled {
-		if cancel, ok := q.running[wf.ID]; ok {
-			cancel(context.Canceled)
+	for _, wf := range found {
+		jr, ok := q.running[wf.ID]
+		if !ok {
+			continue
+		}
+		switch {
+		case wf.Status == dbos.WorkflowStatusCancelled:
+			jr.cancelRun(context.Canceled)
+		case wf.Status == dbos.WorkflowStatusEnqueued, wf.Status == dbos.WorkflowStatusPending && wf.ExecutorID != q.cfg.ExecutorID:
+			if !jr.isDisowned() {
+				q.log.Warn("durable: another executor took this run over (this one was taken for dead); it stops here without writing its outcome",
+					slog.String("run_id", wf.ID), slog.String("workflow_status", string(wf.Status)), slog.String("workflow_executor_id", wf.ExecutorID))
+			}
+			jr.disown()
 		}
 	}
 }
@@ -534,7 +588,7 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 		return true, fmt.Errorf("durable: cancel run %s: %w", runID, err)
 	}
 	q.mu.Lock()
-	cancel, executing := q.running[runID]
+	jr, executing := q.running[runID]
 	q.mu.Unlock()
 	if !executing {
 		// It may be executing on another replica (or start there in a
@@ -543,7 +597,7 @@ func (q *Queue) Cancel(ctx context.Context, runID string) (bool, error) {
 	}
 	switch {
 	case executing:
-		cancel(context.Canceled)
+		jr.cancelRun(context.Canceled)
 	case status == dbos.WorkflowStatusPending:
 		// Executing on another replica: stopped there by the signal or the
 		// watcher.

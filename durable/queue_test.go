@@ -18,6 +18,7 @@ import (
 	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/postgres"
 	"github.com/agnogo/agnogo/storage/sqlite"
@@ -77,6 +78,15 @@ func onBoth(t *testing.T, test func(t *testing.T)) {
 // start opens and launches a queue on the fixture's database.
 func (f *fixture) start(t *testing.T, executor string, configure func(*durable.Config)) *durable.Queue {
 	t.Helper()
+	q := f.open(t, executor, configure)
+	require.NoError(t, q.Launch())
+	return q
+}
+
+// open opens a queue on the fixture's database without launching it; it is
+// shut down when the test ends.
+func (f *fixture) open(t *testing.T, executor string, configure func(*durable.Config)) *durable.Queue {
+	t.Helper()
 	cfg := durable.Config{DatabaseURL: f.dbURL, Schema: f.schema, Store: f.store, Runners: []run.Runner{f.agent}, Events: f.events,
 		ExecutorID: executor, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
 	if configure != nil {
@@ -84,7 +94,6 @@ func (f *fixture) start(t *testing.T, executor string, configure func(*durable.C
 	}
 	q, err := durable.New(t.Context(), cfg)
 	require.NoError(t, err)
-	require.NoError(t, q.Launch())
 	t.Cleanup(func() { _ = q.Shutdown(time.Second) })
 	return q
 }
@@ -422,7 +431,7 @@ func TestOrphanedPendingRunIsAdopted(t *testing.T) { onBoth(t, testOrphanedPendi
 func testOrphanedPendingRunIsAdopted(t *testing.T) {
 	f := newFixture(t, []scripted.Reply{scripted.Text("adopted")}, nil, func(c *durable.Config) { c.LockGrace = durable.MinLockGrace })
 	in := &run.Input{InputContent: "left behind", RunID: newRunID(), SessionID: "orphan"}
-	require.NoError(t, durable.RecordPending(t.Context(), f.store, f.agent, in, time.Now().Add(-time.Minute)))
+	require.NoError(t, runhost.RecordPending(t.Context(), f.store, f.agent, in, time.Now().Add(-time.Minute)))
 	out := f.wait(t, in.RunID)
 	require.Equal(t, run.StatusCompleted, out.Status)
 	require.Equal(t, "adopted", out.Content)

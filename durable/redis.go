@@ -2,6 +2,8 @@ package durable
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,14 +26,24 @@ import (
 // durable stream and every cancel still marks the workflow, so a Redis
 // fault only slows the live view down; it never fails a run or a request.
 //
-// Keys and channels, with P the prefix ([Config.RedisPrefix]):
+// Keys and channels, with P the prefix ([Config.RedisPrefix]) and N the
+// namespace of the database ([Queue.RedisKeyPrefix] is "P:N"):
 //
-//	P:os:events:<run_id>:1:events  a stream of the run's events: entry ID "<event_index>-1",
-//	                               fields idx, name, data; MAXLEN ~ 10000; expires 30 min
-//	                               after the last refresh (refreshed every 10 min while written)
-//	P:os:events:<run_id>:status    the run's status: PENDING, RUNNING, then the final one
-//	P:run:cancellation             channel: the id of each cancelled run
-//	P:run:cancellation:<run_id>    "1" for a day after the run was cancelled
+//	P:N:os:events:<run_id>:1:events  a stream of the run's events: entry ID "<event_index>-1",
+//	                                 fields idx, name, data; MAXLEN ~ 10000; expires 30 min
+//	                                 after the last refresh (refreshed every 10 min while written)
+//	P:N:os:events:<run_id>:status    the run's status: PENDING, RUNNING, then the final one
+//	P:N:run:cancellation             channel: the id of each cancelled run
+//	P:N:run:cancellation:<run_id>    "1" for a day after the run was cancelled
+//
+// The namespace is 16 hex digits drawn at random by the first queue with
+// Redis to open the database and kept in it (the one-row table
+// agno_namespace, beside agno_executors); every replica on that database
+// reads the same one. Run ids repeat across databases — an Idempotency-Key
+// names the same run id wherever it is sent — so without it two
+// deployments sharing one Redis, or a database dropped and created again
+// under the same URL, would write into each other's streams (and have
+// their writes refused as already-used indices).
 //
 // An entry's stream ID is its event index, so a reader starts right after
 // the index it holds, and Redis refuses an index the stream already has: an
@@ -74,11 +86,41 @@ const (
 	redisDropWarning = 30 * time.Second
 )
 
+// namespaceTable keeps the database's Redis namespace, beside the
+// heartbeat table.
+const namespaceTable = "agno_namespace"
+
+// redisNamespace returns the database's Redis namespace, drawing and
+// storing it when the database has none yet. Concurrent first opens agree:
+// the first insert wins and every opener reads it back.
+func redisNamespace(ctx context.Context, eng *engine) (string, error) {
+	table := eng.table(namespaceTable)
+	if _, err := eng.exec(ctx, eng.sql(`CREATE TABLE IF NOT EXISTS %s (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL)`, table)); err != nil {
+		return "", fmt.Errorf("durable: create %s: %w", namespaceTable, err)
+	}
+	var draw [8]byte
+	if _, err := rand.Read(draw[:]); err != nil {
+		return "", fmt.Errorf("durable: draw the Redis namespace: %w", err)
+	}
+	if _, err := eng.exec(ctx, eng.sql(`INSERT INTO %s (id, namespace) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, table),
+		hex.EncodeToString(draw[:])); err != nil {
+		return "", fmt.Errorf("durable: store the Redis namespace: %w", err)
+	}
+	var namespace string
+	if err := eng.queryRow(ctx, eng.sql(`SELECT namespace FROM %s WHERE id = 1`, table), nil, &namespace); err != nil {
+		return "", fmt.Errorf("durable: read the Redis namespace: %w", err)
+	}
+	if namespace == "" {
+		return "", fmt.Errorf("durable: %s holds an empty Redis namespace", namespaceTable)
+	}
+	return namespace, nil
+}
+
 // redisLink is a queue's connection to Redis. A nil link is no Redis: its
 // methods do nothing.
 type redisLink struct {
 	client *redis.Client
-	prefix string
+	prefix string // P:N, see above
 	log    *slog.Logger
 
 	ops     chan redisOp
@@ -501,7 +543,7 @@ func (q *Queue) watchRedisCancels(ctx context.Context) {
 			switch msg := msg.(type) {
 			case *redis.Message:
 				if ids := q.runningIDs(msg.Payload); len(ids) > 0 {
-					q.stopCancelled(ctx, ids)
+					q.checkRunning(ctx, ids)
 				}
 			case *redis.Subscription:
 				q.checkCancelIntents(ctx)
@@ -534,6 +576,6 @@ func (q *Queue) checkCancelIntents(ctx context.Context) {
 		}
 	}
 	if len(intended) > 0 {
-		q.stopCancelled(ctx, intended)
+		q.checkRunning(ctx, intended)
 	}
 }

@@ -71,8 +71,9 @@ func (r *testRedis) with(client *redis.Client, more ...func(*durable.Config)) fu
 	}
 }
 
-func (r *testRedis) eventsKey(runID string) string {
-	return r.prefix + ":os:events:" + runID + ":1:events"
+// eventsKey names a run's event stream for q.
+func eventsKey(q *durable.Queue, runID string) string {
+	return q.RedisKeyPrefix() + ":os:events:" + runID + ":1:events"
 }
 
 // newModelFixture is newFixture on SQLite with any model.
@@ -234,14 +235,14 @@ func TestRedisLiveEventsReachAnotherReplica(t *testing.T) {
 	require.Equal(t, summary(stored), summary(got), "the live view is the durable one, sooner")
 
 	ctx := t.Context()
-	status, err := rdb.client.Get(ctx, rdb.prefix+":os:events:"+accepted.RunID+":status").Result()
+	status, err := rdb.client.Get(ctx, f.queue.RedisKeyPrefix()+":os:events:"+accepted.RunID+":status").Result()
 	require.NoError(t, err)
 	require.Equal(t, string(run.StatusCompleted), status)
-	ttl, err := rdb.client.TTL(ctx, rdb.eventsKey(accepted.RunID)).Result()
+	ttl, err := rdb.client.TTL(ctx, eventsKey(f.queue, accepted.RunID)).Result()
 	require.NoError(t, err)
 	require.Greater(t, ttl, 25*time.Minute)
 	require.LessOrEqual(t, ttl, 30*time.Minute)
-	msgs, err := rdb.client.XRange(ctx, rdb.eventsKey(accepted.RunID), "-", "+").Result()
+	msgs, err := rdb.client.XRange(ctx, eventsKey(f.queue, accepted.RunID), "-", "+").Result()
 	require.NoError(t, err)
 	require.Len(t, msgs, len(got))
 	for i, msg := range msgs {
@@ -275,8 +276,9 @@ func TestRedisCancelReachesTheExecutingReplica(t *testing.T) {
 	<-started // executing on A
 	b := f.start(t, "exec-2", hourly)
 	require.Eventually(t, func() bool {
-		subs, err := rdb.client.PubSubNumSub(t.Context(), rdb.prefix+":run:cancellation").Result()
-		return err == nil && subs[rdb.prefix+":run:cancellation"] == 2
+		channel := f.queue.RedisKeyPrefix() + ":run:cancellation"
+		subs, err := rdb.client.PubSubNumSub(t.Context(), channel).Result()
+		return err == nil && subs[channel] == 2
 	}, 10*time.Second, 5*time.Millisecond, "both replicas listen for cancels")
 
 	sent := time.Now()
@@ -292,10 +294,10 @@ func TestRedisCancelReachesTheExecutingReplica(t *testing.T) {
 	}
 	require.Equal(t, run.StatusCancelled, f.wait(t, accepted.RunID).Status)
 
-	intent, err := rdb.client.Get(t.Context(), rdb.prefix+":run:cancellation:"+accepted.RunID).Result()
+	intent, err := rdb.client.Get(t.Context(), f.queue.RedisKeyPrefix()+":run:cancellation:"+accepted.RunID).Result()
 	require.NoError(t, err)
 	require.Equal(t, "1", intent)
-	ttl, err := rdb.client.TTL(t.Context(), rdb.prefix+":run:cancellation:"+accepted.RunID).Result()
+	ttl, err := rdb.client.TTL(t.Context(), f.queue.RedisKeyPrefix()+":run:cancellation:"+accepted.RunID).Result()
 	require.NoError(t, err)
 	require.Greater(t, ttl, 23*time.Hour)
 }

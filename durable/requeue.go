@@ -83,6 +83,9 @@ const queueRequeuedKey = "queue_requeued"
 // The row also gets metadata.queue_requeued: true, which the execution
 // that takes it may read to tell a requeue from a lost worker.
 //
+// It returns the job as it was queued again (status queued, the attempts
+// made so far), whether or not a worker has taken it since.
+//
 // An unknown id is an error wrapping [storage.ErrNotFound]; a job that is
 // not failed or cancelled, [ErrNotRequeueable]; one that ended less than
 // Config.LockGrace ago, without Force, a [*RequeueTooSoonError].
@@ -132,6 +135,7 @@ func (q *Queue) Requeue(ctx context.Context, id string, opts RequeueOptions) (Jo
 	if partition == "" {
 		return Job{}, fmt.Errorf("%w: job %s has no session to queue it in", ErrNotRequeueable, id)
 	}
+	var row *storage.RunRecord
 	if hasRow {
 		// The row goes back to PENDING before the workflow is enqueued, so
 		// the worker that takes it finds the reset attempt count.
@@ -140,6 +144,7 @@ func (q *Queue) Requeue(ctx context.Context, id string, opts RequeueOptions) (Jo
 		if _, err := q.cfg.Store.UpsertRun(ctx, reset); err != nil {
 			return Job{}, fmt.Errorf("durable: reset run %s: %w", id, err)
 		}
+		row = &reset
 	}
 	_, err = dbos.RewindWorkflow[string](eng, id, dbos.WithRewindStartStep(uint(start)),
 		dbos.WithRewindQueue(queueName), dbos.WithRewindQueuePartitionKey(partition),
@@ -155,7 +160,11 @@ func (q *Queue) Requeue(ctx context.Context, id string, opts RequeueOptions) (Jo
 		return Job{}, fmt.Errorf("durable: requeue job %s: %w", id, err)
 	}
 	q.cfg.Events.Register(id, run.StatusPending)
-	return q.Job(ctx, id)
+	// The job as it was queued again. A worker may take it at once; what it
+	// does shows in the next read of the job, not in this answer, which
+	// would otherwise depend on that race.
+	c.status = JobQueued
+	return buildJob(c, j, row), nil
 }
 
 // requeuedRun is a failed or cancelled run as Requeue leaves it: PENDING,

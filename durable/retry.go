@@ -2,7 +2,6 @@ package durable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -26,36 +25,6 @@ import (
 // its next attempt, which queue_attempt numbers already.
 const queueRetryKey = "queue_retry"
 
-// permanentErrorTypes are the RunError error types no retry can help:
-// the input or output is wrong, or the provider refused the request.
-var permanentErrorTypes = map[string]bool{
-	"output_validation_error": true,
-	"input_check_error":       true,
-	"output_check_error":      true,
-	"authentication_error":    true,
-	"bad_request":             true,
-	"context_window_exceeded": true,
-	"content_policy":          true,
-	// External agents' harnesses refuse these for good.
-	"billing_error": true,
-	"max_turns":     true,
-	"max_budget":    true,
-	"cli_not_found": true,
-	"session_busy":  true,
-	"not_resumable": true,
-}
-
-// permanentError reports whether a run that could not start never will:
-// its input is invalid, or the run to continue is gone or cannot go on.
-func permanentError(err error) bool {
-	for _, permanent := range []error{run.ErrInvalidInput, run.ErrRunNotFound, run.ErrNotContinuable, run.ErrInvalidContinue, run.ErrUnresolved} {
-		if errors.Is(err, permanent) {
-			return true
-		}
-	}
-	return false
-}
-
 // retryPlan is the recorded decision on a failed attempt.
 type retryPlan struct {
 	// Retry is set when the run starts again.
@@ -71,8 +40,10 @@ type retryPlan struct {
 // planRetry decides, as a step of the run's workflow, whether a failed
 // attempt is followed by another, and records the failed attempt on the
 // run's row when it is. replayed is set when the decision was taken by an
-// earlier execution of the workflow.
-func (q *Queue) planRetry(ctx dbos.Context, j job, attempt int, started time.Time, reason string) (plan retryPlan, replayed bool) {
+// earlier execution of the workflow. When the engine refuses to record the
+// decision because another execution owns the workflow now, the run is
+// disowned (see [journal.disown]): the other execution decides.
+func (q *Queue) planRetry(ctx dbos.Context, jr *journal, j job, attempt int, started time.Time, reason string) (plan retryPlan, replayed bool) {
 	if q.cfg.MaxAttempts <= 1 {
 		return retryPlan{}, false
 	}
@@ -88,6 +59,10 @@ func (q *Queue) planRetry(ctx dbos.Context, j job, attempt int, started time.Tim
 		}
 		return retryPlan{Retry: true, Attempt: attempt + 1, WakeAt: q.cfg.Now().Add(delay).UnixMilli(), Delay: delay.Seconds()}, nil
 	}, dbos.WithStepName("retry"))
+	if err != nil && disowned(err) {
+		jr.disown()
+		return retryPlan{}, !live
+	}
 	if err != nil {
 		q.log.Error("durable: a failed run is not retried: its attempt could not be recorded", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
 		return retryPlan{}, !live

@@ -1,10 +1,15 @@
 package durable
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/run"
 )
 
 // TestJitteredDelay: attempt n waits up to min(base·2^(n−1), 10·base),
@@ -28,4 +33,46 @@ func TestJitteredDelay(t *testing.T) {
 		require.Equal(t, c.want, jitteredDelay(base, c.n, c.u), "attempt %d: %s", c.n, c.comment)
 	}
 	require.Zero(t, jitteredDelay(0, 3, 0.9), "no base, no wait")
+}
+
+// TestPermanentErrorTypes: a run that failed for good is not started again;
+// any other failure is, including one of a kind nobody classified.
+func TestPermanentErrorTypes(t *testing.T) {
+	for _, typ := range []string{
+		"output_validation_error", "input_check_error", "output_check_error", "authentication_error",
+		"bad_request", "context_window_exceeded", "content_policy", "billing_error", "max_turns",
+		"max_budget", "cli_not_found", "session_busy", "not_resumable", "invalid_input", "unsupported_media",
+	} {
+		require.True(t, run.PermanentErrorType(typ), typ)
+	}
+	for _, typ := range []string{
+		"rate_limit", "server_error", "timeout", "connection_error", "run_timeout", "run_error",
+		"unknown", "api_error", "",
+	} {
+		require.False(t, run.PermanentErrorType(typ), "%q is retried", typ)
+	}
+}
+
+// TestPermanentError: a run that could not start is not started again when
+// its failure is one no attempt can help.
+func TestPermanentError(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("%w: output_schema must describe an object", run.ErrInvalidInput),
+		fmt.Errorf("continue run r1: %w", run.ErrRunNotFound),
+		fmt.Errorf("continue run r1: it was cancelled: %w", run.ErrNotContinuable),
+		fmt.Errorf("continue_from: %w", run.ErrInvalidContinue),
+		fmt.Errorf("continue run r1: %w: confirm t1", run.ErrUnresolved),
+		run.Classify(run.ClassAuthentication, errors.New("invalid api key")),
+	} {
+		require.True(t, run.Permanent(err), "%v", err)
+	}
+	for _, err := range []error{
+		errors.New("connection reset"),
+		run.Classify(run.ClassStorageUnavailable, errors.New("database is down")),
+		fmt.Errorf("run r1: %w", run.ErrTimedOut),
+		fmt.Errorf("run r1: %w", run.ErrInterrupted),
+		context.Canceled,
+	} {
+		require.False(t, run.Permanent(err), "%v", err)
+	}
 }

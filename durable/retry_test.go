@@ -137,7 +137,7 @@ func TestTimeLimitEndsTheRun(t *testing.T) {
 	b := newBlocker()
 	t.Cleanup(b.open)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("never")}, []tool.Tool{b.tool(t, true)},
-		func(c *durable.Config) { c.Timeout = 200 * time.Millisecond })
+		func(c *durable.Config) { c.Timeout, c.MaxAttempts = 200*time.Millisecond, 1 })
 	accepted, err := f.submit(t, "s1", "slow", "")
 	require.NoError(t, err)
 	out := f.wait(t, accepted.RunID)

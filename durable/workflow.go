@@ -9,12 +9,13 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 
 	"github.com/agnogo/agnogo/run"
-	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/runhost"
 )
 
 // settleTimeout bounds writing a run's final state outside the run.
@@ -34,6 +35,13 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 	status := q.runWorkflow(ctx, jr, j)
 	q.end()
 	if status == statusInterrupted {
+		if jr.isDisowned() {
+			// Another execution runs the workflow now: it writes the run's
+			// outcome; this one writes nothing more.
+			q.log.Warn("durable: the run is executed elsewhere now; this execution stops without writing its outcome",
+				slog.String("run_id", j.RunID))
+			return "", fmt.Errorf("run %s: %w", j.RunID, errDisowned)
+		}
 		return "", q.handOver(ctx, j)
 	}
 	jr.flush()
@@ -47,8 +55,20 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 }
 
 // statusInterrupted is what runWorkflow returns for a run stopped by the
-// process shutting down: it is not over.
+// process shutting down, or taken over by another execution: it is not
+// over.
 const statusInterrupted run.Status = "INTERRUPTED"
+
+// errDisowned ends an execution whose workflow another execution owns now:
+// a replica took this executor for dead, or a process recovered the
+// workflow under the same executor id. The engine refused to record this
+// execution's step, so the run goes on there, and this one must not write
+// an outcome (an ERROR here would be followed by the other's result).
+var errDisowned = errors.New("the run's workflow is executed by another execution now")
+
+// disowned reports an engine error saying the workflow is no longer owned
+// by this execution.
+func disowned(err error) bool { return errors.Is(err, dbos.ErrConflictingWorkflowID) }
 
 // handOver ends an execution that stopped because the process is shutting
 // down. It returns only once the engine ended the workflow's context, so the
@@ -79,10 +99,11 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	// when the engine ends the workflow's context (the process stops).
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
+	jr.stopWith(cancel)
 	unlink := context.AfterFunc(ctx, func() { run.Interrupt(cancel) })
 	defer unlink()
 	q.mu.Lock()
-	q.running[j.RunID] = cancel
+	q.running[j.RunID] = jr
 	q.mu.Unlock()
 	defer func() {
 		q.mu.Lock()
@@ -97,14 +118,14 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		q.announceRetry(jr, j, runner, attempt, retryReason(exec.requeued), 0)
 	}
 	replaying := exec.parked
-	start := func(ctx context.Context) iter.Seq2[run.Event, error] {
+	start := func(ctx context.Context, exec run.Execution) iter.Seq2[run.Event, error] {
 		in := j.input()
 		if replaying {
 			// The replay up to the pause does not save the run as RUNNING:
 			// its row stays PAUSED, so a continuation is taken meanwhile.
 			in.PersistOnStart, replaying = false, false
 		}
-		return runner.Stream(ctx, in)
+		return execute(ctx, runner, in, exec)
 	}
 	started := q.cfg.Now()
 	// With attempts to spare, a failure is stored by the queue once it
@@ -113,7 +134,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	retries := q.cfg.MaxAttempts > 1
 	end := q.segment(runCtx, jr, retries, start)
 	for !end.interrupted && end.retryable() && runCtx.Err() == nil {
-		plan, replayed := q.planRetry(ctx, j, attempt, started, end.message())
+		plan, replayed := q.planRetry(ctx, jr, j, attempt, started, end.message())
 		if !plan.Retry {
 			break
 		}
@@ -154,6 +175,9 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		switch outcome {
 		case parkInterrupted:
 			return statusInterrupted
+		case parkDisowned:
+			jr.disown()
+			return statusInterrupted
 		case parkCancelled:
 			return q.settleIn(jr, j, run.StatusCancelled, "the paused run was cancelled")
 		}
@@ -163,7 +187,9 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		}
 		req.RunID, req.SessionID, req.UserID = j.RunID, j.SessionID, j.UserID
 		q.register(j.RunID, run.StatusRunning)
-		end = q.segment(runCtx, jr, false, func(ctx context.Context) iter.Seq2[run.Event, error] { return continuer.Continue(ctx, req) })
+		end = q.segment(runCtx, jr, false, func(ctx context.Context, exec run.Execution) iter.Seq2[run.Event, error] {
+			return executeContinue(ctx, continuer, req, exec)
+		})
 		if end.interrupted || run.Interrupted(runCtx) {
 			return statusInterrupted
 		}
@@ -212,7 +238,7 @@ type ending struct {
 	// interrupted is set when the process stopping interrupted the run.
 	interrupted bool
 	// deferred is set when the runner left a failure for the queue to
-	// store (see run.WithFailureDeferred).
+	// store (see run.Execution.DeferFailure).
 	deferred bool
 }
 
@@ -236,9 +262,9 @@ func (e ending) retryable() bool {
 	switch {
 	case e.final != nil:
 		failed, ok := e.final.(*run.RunError)
-		return ok && !permanentErrorTypes[failed.ErrorType]
+		return ok && !run.PermanentErrorType(failed.ErrorType)
 	case e.err != nil:
-		return !permanentError(e.err)
+		return !run.Permanent(e.err)
 	}
 	return true // ended without a final event
 }
@@ -247,19 +273,14 @@ func (e ending) retryable() bool {
 // its events to the event log, all but the final one. With retryable set
 // (the run may get another attempt), the runner leaves a failure for the
 // queue to store.
-func (q *Queue) segment(runCtx context.Context, jr *journal, retryable bool, start func(context.Context) iter.Seq2[run.Event, error]) ending {
-	ctx, cancel := runCtx, context.CancelFunc(func() {})
+func (q *Queue) segment(runCtx context.Context, jr *journal, retryable bool, start func(context.Context, run.Execution) iter.Seq2[run.Event, error]) ending {
+	// The queue runs one run per session at a time (its partition key).
+	exec := run.Execution{DeferFailure: retryable, Queued: true, Journal: jr}
 	if q.cfg.Timeout > 0 {
-		ctx, cancel = run.WithTimeLimit(runCtx, q.cfg.Timeout)
-	}
-	defer cancel()
-	if retryable {
-		ctx = run.WithFailureDeferred(ctx)
+		exec.TimeLimit = q.cfg.Timeout
 	}
 	end := ending{deferred: retryable}
-	// The queue runs one run per session at a time (its partition key).
-	ctx = run.WithQueued(ctx)
-	for event, err := range start(run.WithJournal(ctx, jr)) {
+	for event, err := range start(runCtx, exec) {
 		if err != nil {
 			end.err, end.interrupted = err, errors.Is(err, run.ErrInterrupted)
 			break
@@ -307,6 +328,7 @@ const (
 	parkContinued parkOutcome = iota
 	parkCancelled
 	parkInterrupted // the process is stopping: the run stays parked
+	parkDisowned    // another execution owns the workflow now
 )
 
 // awaitContinue waits for the continuation of a paused run.
@@ -318,6 +340,8 @@ func (q *Queue) awaitContinue(ctx dbos.Context, j job) (*run.ContinueRequest, pa
 			return msg.Request, parkContinued
 		case ctx.Err() != nil:
 			return nil, parkInterrupted
+		case disowned(err):
+			return nil, parkDisowned
 		case errors.Is(err, dbos.ErrTimeout):
 			continue
 		default:
@@ -465,36 +489,11 @@ func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) 
 func (q *Queue) writeFinal(j job, status run.Status, message string) (stored run.Status, over bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
-	if err == nil && rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused {
-		return rec.Run.Status, true
-	}
-	if err == nil {
-		rec.Run.Status = status
-		rec.Run.Content, rec.Run.ContentType = message, "str"
-		_, err = q.cfg.Store.UpsertRun(ctx, rec)
-	}
+	stored, over, err := runhost.Settle(ctx, q.cfg.Store, j.RunID, j.UserID, status, message)
 	if err != nil {
 		q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
 	}
-	return status, false
-}
-
-// RecordPending writes an accepted run's PENDING row, creating its session
-// when it is new.
-func RecordPending(ctx context.Context, store storage.Store, runner run.Runner, in *run.Input, now time.Time) error {
-	session, rec := pendingRun(runner, in, now)
-	_, err := store.GetSession(ctx, in.SessionID, storage.GetSessionOptions{UserID: in.UserID})
-	switch {
-	case err == nil:
-		_, err = store.UpsertRun(ctx, rec)
-	case errors.Is(err, storage.ErrNotFound):
-		_, _, err = store.SaveRun(ctx, session, rec)
-	}
-	if err != nil {
-		return fmt.Errorf("record run %s: %w", in.RunID, err)
-	}
-	return nil
+	return stored, over
 }
 
 // journal runs a run's steps as DBOS steps of its workflow. Steps are
@@ -512,9 +511,14 @@ type journal struct {
 
 	mu      sync.Mutex
 	next    int
-	done    map[int]doneStep // steps that completed, by number
-	last    []int            // the numbers of the last step or batch run
-	pending []streamEntry    // events not yet in the durable stream
+	done    map[int]doneStep        // steps that completed, by number
+	last    []int                   // the numbers of the last step or batch run
+	pending []streamEntry           // events not yet in the durable stream
+	stop    context.CancelCauseFunc // interrupts the run; nil until set
+
+	// disowned is set once the engine refused to record a step because
+	// another execution owns the workflow now.
+	disowned atomic.Bool
 }
 
 // doneStep is a step that succeeded: its name and result.
@@ -528,6 +532,44 @@ var _ run.Journal = (*journal)(nil)
 // newJournal starts the journal of a run's workflow.
 func newJournal(wf dbos.Context, runID string, log *slog.Logger) *journal {
 	return &journal{wf: wf, runID: runID, log: log, done: map[int]doneStep{}}
+}
+
+// stopWith sets the function that interrupts the run when the workflow
+// turns out to be owned by another execution.
+func (j *journal) stopWith(stop context.CancelCauseFunc) {
+	j.mu.Lock()
+	j.stop = stop
+	j.mu.Unlock()
+}
+
+// disown notes that another execution owns the workflow now and interrupts
+// the run: it stops at once and writes nothing more, neither its progress
+// nor a final state (see [run.ErrDisowned]).
+func (j *journal) disown() {
+	if !j.disowned.Swap(true) {
+		j.cancelRun(run.ErrDisowned)
+	}
+}
+
+// cancelRun stops the run with cause.
+func (j *journal) cancelRun(cause error) {
+	j.mu.Lock()
+	stop := j.stop
+	j.mu.Unlock()
+	if stop != nil {
+		stop(cause)
+	}
+}
+
+// isDisowned reports whether another execution owns the workflow now.
+func (j *journal) isDisowned() bool { return j.disowned.Load() }
+
+// checkOwned disowns the run when a step's error says the workflow is no
+// longer owned by this execution.
+func (j *journal) checkOwned(err error) {
+	if err != nil && disowned(err) {
+		j.disown()
+	}
 }
 
 // key numbers the next step.
@@ -596,6 +638,7 @@ func (j *journal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byt
 	}
 	j.ran(n)
 	out, err := dbos.RunAsStep(j.wf, bound(ctx, key, fn), dbos.WithStepName(name))
+	j.checkOwned(err)
 	j.flush()
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
@@ -631,10 +674,49 @@ func (j *journal) Steps(ctx context.Context, names []string, fns []run.StepFunc)
 		}
 		outcome := <-ch
 		results[i], errs[i] = outcome.Result, outcome.Err
+		j.checkOwned(outcome.Err)
 		if outcome.Err == nil {
 			j.remember(numbers[i], names[i], outcome.Result)
 		}
 	}
 	j.flush()
 	return results, errs
+}
+
+// execute runs in on runner under exec: through the runner's run host when
+// it takes an execution ([run.Executor]), else as its plain stream under
+// the time limit and with the journal.
+func execute(ctx context.Context, runner run.Runner, in *run.Input, exec run.Execution) iter.Seq2[run.Event, error] {
+	if e, ok := runner.(run.Executor); ok {
+		return e.Execute(ctx, in, exec)
+	}
+	return under(ctx, exec, func(ctx context.Context) iter.Seq2[run.Event, error] { return runner.Stream(ctx, in) })
+}
+
+// executeContinue is execute for a continuation.
+func executeContinue(ctx context.Context, continuer run.Continuer, req *run.ContinueRequest, exec run.Execution) iter.Seq2[run.Event, error] {
+	if e, ok := continuer.(run.Executor); ok {
+		return e.ExecuteContinue(ctx, req, exec)
+	}
+	return under(ctx, exec, func(ctx context.Context) iter.Seq2[run.Event, error] { return continuer.Continue(ctx, req) })
+}
+
+// under streams a runner that takes no execution with exec's time limit
+// and journal on its context.
+func under(ctx context.Context, exec run.Execution, stream func(context.Context) iter.Seq2[run.Event, error]) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		if exec.TimeLimit > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = run.WithTimeLimit(ctx, exec.TimeLimit)
+			defer cancel()
+		}
+		if exec.Journal != nil {
+			ctx = run.WithJournal(ctx, exec.Journal)
+		}
+		for event, err := range stream(ctx) {
+			if !yield(event, err) {
+				return
+			}
+		}
+	}
 }

@@ -192,6 +192,19 @@ func (m *Memory) Lookup(runID string) (Info, bool) {
 	return s.info(), true
 }
 
+// Snapshot returns a copy of the run's events with an index greater than
+// after, as the log holds them now; false when the log does not know the
+// run.
+func (m *Memory) Snapshot(runID string, after int64) ([]Entry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.streams[runID]
+	if !ok {
+		return nil, false
+	}
+	return append([]Entry(nil), s.entries[s.firstAfter(after):]...), true
+}
+
 // CountAfter is how many of a run's events have an index greater than after
 // (indices may have gaps, so this is not a difference of indices).
 func (m *Memory) CountAfter(runID string, after int64) int {

@@ -804,7 +804,7 @@ func TestAgentQueuedRunWaitsForBusySession(t *testing.T) {
 	var queuedErr error
 	go func() {
 		defer close(queuedDone)
-		queuedOut, queuedErr = agent.Run(run.WithQueued(t.Context()), &run.Input{InputContent: "second", SessionID: "s", RunID: "r2"})
+		queuedOut, queuedErr = agent.RunWith(t.Context(), &run.Input{InputContent: "second", SessionID: "s", RunID: "r2"}, run.Execution{Queued: true})
 	}()
 	select {
 	case <-queuedDone:
@@ -841,9 +841,9 @@ func TestAgentQueuedRunGivesUpWhenCancelled(t *testing.T) {
 	}()
 	waitClosed(t, started, "the first turn")
 
-	ctx, cancel := context.WithTimeout(run.WithQueued(t.Context()), 30*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 	defer cancel()
-	out, err := agent.Run(ctx, &run.Input{InputContent: "second", SessionID: "s", RunID: "r2"})
+	out, err := agent.RunWith(ctx, &run.Input{InputContent: "second", SessionID: "s", RunID: "r2"}, run.Execution{Queued: true})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Nil(t, out)
 	requireNoRun(t, store, "r2")
@@ -1085,9 +1085,9 @@ func TestAgentFailureDeferred(t *testing.T) {
 	store := openTestStore(t)
 	driver := script(failStep(external.Permanent("api_error", errors.New("upstream down"))))
 	agent := newTestAgent(t, external.Config{Driver: driver, Store: store})
-	ctx := run.WithFailureDeferred(t.Context())
+	ctx, deferred := t.Context(), run.Execution{DeferFailure: true}
 
-	events, errs := drain(agent.Stream(ctx, &run.Input{InputContent: "go", SessionID: "s", RunID: "r1", PersistOnStart: true}))
+	events, errs := drain(agent.Execute(ctx, &run.Input{InputContent: "go", SessionID: "s", RunID: "r1", PersistOnStart: true}, deferred))
 	require.Empty(t, errs)
 	require.Equal(t, []string{run.EventRunStarted, run.EventRunError}, names(events), "the stream still ends with the RunError")
 	require.Equal(t, "api_error", events[1].(*run.RunError).ErrorType)
@@ -1095,14 +1095,14 @@ func TestAgentFailureDeferred(t *testing.T) {
 	require.Equal(t, run.StatusRunning, stored.Status, "the caller settles a deferred failure")
 	require.Equal(t, "upstream down", stored.Content)
 
-	out, err := agent.Run(ctx, &run.Input{InputContent: "go", SessionID: "s2", RunID: "r2"})
+	out, err := agent.RunWith(ctx, &run.Input{InputContent: "go", SessionID: "s2", RunID: "r2"}, deferred)
 	require.Error(t, err)
 	require.Equal(t, run.StatusError, out.Status, "the returned run is the failure")
 	require.Equal(t, run.StatusRunning, storedRun(t, store, "r2").Status)
 
 	// A deferred context changes nothing for a run that completes.
 	driver.steps = []turnStep{answerStep("ok", "")}
-	_, err = agent.Run(ctx, &run.Input{InputContent: "go", SessionID: "s3", RunID: "r3"})
+	_, err = agent.RunWith(ctx, &run.Input{InputContent: "go", SessionID: "s3", RunID: "r3"}, deferred)
 	require.NoError(t, err)
 	require.Equal(t, run.StatusCompleted, storedRun(t, store, "r3").Status)
 }
@@ -1362,7 +1362,7 @@ func TestAgentQueuedRunRaceWithAnInlineTurn(t *testing.T) {
 	queued := newTestAgent(t, external.Config{Driver: queuedDriver, Store: &blindStore{Store: store, blind: 1}, QueuePollInterval: 5 * time.Millisecond})
 	result := make(chan *run.Output, 1)
 	go func() {
-		out, err := queued.Run(run.WithQueued(t.Context()), &run.Input{InputContent: "queued", SessionID: "s", RunID: "r2", PersistOnStart: true})
+		out, err := queued.RunWith(t.Context(), &run.Input{InputContent: "queued", SessionID: "s", RunID: "r2", PersistOnStart: true}, run.Execution{Queued: true})
 		if err != nil {
 			t.Error(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 )
 
@@ -27,37 +28,45 @@ var _ run.Continuer = (*Agent)(nil)
 // harness to continue. Later turns of the session go on from the branch.
 // Paused runs (human-in-the-loop) and cancelled runs cannot be continued.
 func (a *Agent) Continue(ctx context.Context, req *run.ContinueRequest) iter.Seq2[run.Event, error] {
-	return stream(func(yield func(run.Event, error) bool) error {
-		_, err := a.resume(ctx, req, yield)
-		return err
-	})
+	return a.ExecuteContinue(ctx, req, run.Execution{})
+}
+
+// ExecuteContinue is [Agent.Continue] under an explicit execution policy;
+// see [run.Executor].
+func (a *Agent) ExecuteContinue(ctx context.Context, req *run.ContinueRequest, exec run.Execution) iter.Seq2[run.Event, error] {
+	return a.host.Execute(ctx, exec, a.continuation(req))
 }
 
 // ContinueRun is [Agent.Continue] returning the run, like [Agent.Run].
 func (a *Agent) ContinueRun(ctx context.Context, req *run.ContinueRequest) (*run.Output, error) {
-	out, err := a.resume(ctx, req, nil)
-	var start *startError
-	if errors.As(err, &start) {
-		return nil, start.err
-	}
-	return out, err
+	return a.host.Collect(ctx, run.Execution{}, a.continuation(req))
 }
 
-func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
-	src, err := a.source(parent, req)
-	if err != nil {
-		return nil, &startError{err}
+// continuation opens a continued run for the run host: a paused run goes
+// on in place with the user's decisions; any other is branched.
+func (a *Agent) continuation(req *run.ContinueRequest) runhost.Opener {
+	return func(ctx context.Context, exec run.Execution) (*runhost.Spec, error) {
+		src, err := a.source(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if src.Status == run.StatusPaused {
+			return a.decide(ctx, src, req, exec)
+		}
+		return a.branch(ctx, src, req, exec)
 	}
-	if src.Status == run.StatusPaused {
-		return a.decide(parent, src, req, yield)
-	}
+}
+
+// branch opens a new run of the session on a branch of src's harness
+// session.
+func (a *Agent) branch(ctx context.Context, src *run.Output, req *run.ContinueRequest, exec run.Execution) (*runhost.Spec, error) {
 	brancher, ok := a.cfg.Driver.(Brancher)
 	if !ok {
-		return nil, &startError{fmt.Errorf("continue run %s: %s runs cannot be continued from a message: %w", req.RunID, a.cfg.Driver.SDK(), run.ErrNotContinuable)}
+		return nil, fmt.Errorf("continue run %s: %s runs cannot be continued from a message: %w", req.RunID, a.cfg.Driver.SDK(), run.ErrNotContinuable)
 	}
 	cut, replay, err := continueCut(src, req)
 	if err != nil {
-		return nil, &startError{err}
+		return nil, err
 	}
 	prompt := req.Input
 	switch {
@@ -67,15 +76,15 @@ func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield f
 		prompt = DefaultFollowUp
 	}
 	runID := a.cfg.NewID()
-	release, session, err := a.claim(parent, src.SessionID, runID, req.UserID)
+	release, session, err := a.claim(ctx, src.SessionID, runID, req.UserID, exec.Queued)
 	if err != nil {
-		return nil, &startError{err}
+		return nil, err
 	}
-	defer release()
 	kept := src.Messages[:cut]
-	branch, err := brancher.Branch(parent, &BranchRequest{SessionID: src.SessionID, UserID: req.UserID, Run: src, Kept: kept})
+	branch, err := brancher.Branch(ctx, &BranchRequest{SessionID: src.SessionID, UserID: req.UserID, Run: src, Kept: kept})
 	if err != nil {
-		return nil, &startError{fmt.Errorf("continue run %s: %w", src.RunID, err)}
+		release()
+		return nil, fmt.Errorf("continue run %s: %w", src.RunID, err)
 	}
 
 	in := &run.Input{InputContent: prompt, SessionID: src.SessionID, UserID: req.UserID, RunID: runID, PersistOnStart: true}
@@ -84,14 +93,14 @@ func (a *Agent) resume(parent context.Context, req *run.ContinueRequest, yield f
 	}
 	t := a.open(in, session, src.SessionID, runID, nil)
 	t.harness = branch
-	if t.session.SessionData == nil {
-		t.session.SessionData = map[string]any{}
+	if session.SessionData == nil {
+		session.SessionData = map[string]any{}
 	}
-	t.session.SessionData[a.cfg.Driver.SessionKey()] = branch
+	session.SessionData[a.cfg.Driver.SessionKey()] = branch
 	t.out.ForkedFromRunID, t.out.ForkedFromMessageIndex = src.RunID, &cut
 	t.out.Messages = run.CloneMessages(kept)
 	t.out.Tools = run.KeptTools(src.Tools, t.out.Messages)
-	return a.drive(parent, t, in, &run.RunContinued{}, yield)
+	return a.spec(t, session, in, &run.RunContinued{}, release), nil
 }
 
 // source reads the run to continue and checks it can be.
@@ -172,7 +181,7 @@ func (a *Agent) Compact(ctx context.Context, sessionID, userID string) (*run.Out
 // decide continues a paused run in place with the user's decisions on its
 // tool calls: the harness session goes on, told what the user decided, and
 // an approved call it makes again is allowed.
-func (a *Agent) decide(parent context.Context, src *run.Output, req *run.ContinueRequest, yield func(run.Event, error) bool) (*run.Output, error) {
+func (a *Agent) decide(ctx context.Context, src *run.Output, req *run.ContinueRequest, exec run.Execution) (*runhost.Spec, error) {
 	byID := map[string]*run.ToolExecution{}
 	for _, tool := range req.Tools {
 		if tool != nil && tool.Confirmed != nil {
@@ -194,7 +203,7 @@ func (a *Agent) decide(parent context.Context, src *run.Output, req *run.Continu
 		decisions = append(decisions, tool)
 	}
 	if len(waiting) > 0 {
-		return nil, &startError{fmt.Errorf("continue run %s: %w: confirm or reject %s", src.RunID, run.ErrUnresolved, strings.Join(waiting, ", "))}
+		return nil, fmt.Errorf("continue run %s: %w: confirm or reject %s", src.RunID, run.ErrUnresolved, strings.Join(waiting, ", "))
 	}
 	for _, r := range src.Requirements {
 		if r.ToolExecution == nil || r.Confirmation != nil {
@@ -205,11 +214,10 @@ func (a *Agent) decide(parent context.Context, src *run.Output, req *run.Continu
 			r.ToolExecution.Confirmed, r.ToolExecution.ConfirmationNote = answer.Confirmed, answer.ConfirmationNote
 		}
 	}
-	release, session, err := a.claim(parent, src.SessionID, src.RunID, req.UserID)
+	release, session, err := a.claim(ctx, src.SessionID, src.RunID, req.UserID, exec.Queued)
 	if err != nil {
-		return nil, &startError{err}
+		return nil, err
 	}
-	defer release()
 	in := src.Input
 	if in == nil {
 		in = &run.Input{}
@@ -221,12 +229,12 @@ func (a *Agent) decide(parent context.Context, src *run.Output, req *run.Continu
 	}
 	src.Metrics.StartTimer(a.cfg.Now())
 	harness, _ := session.SessionData[a.cfg.Driver.SessionKey()].(string)
-	t := &turn{out: src, session: session, schema: a.cfg.OutputSchema, prompt: decisionPrompt(decisions), harness: harness, decisions: decisions}
+	t := &turn{out: src, schema: a.cfg.OutputSchema, prompt: decisionPrompt(decisions), harness: harness, decisions: decisions}
 	if len(in.OutputSchema) > 0 {
 		t.schema = in.OutputSchema
 	}
 	t.history = func(context.Context) (string, error) { return t.prompt, nil }
-	return a.drive(parent, t, in, &run.RunContinued{}, yield)
+	return a.spec(t, session, in, &run.RunContinued{}, release), nil
 }
 
 // decisionPrompt tells the harness what the user decided on each call.

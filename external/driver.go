@@ -125,17 +125,21 @@ type TurnResult struct {
 	Model string
 }
 
-// TurnError is a failed turn, classified. A driver returns one for the
-// failures it recognises; any other error is retried while retries remain.
+// TurnError is a failed turn, classified. A driver returns one, made with
+// [Classify], for the failures it recognises; any other error is retried
+// while retries remain.
 type TurnError struct {
 	// Type is the RunError's error_type, e.g. "authentication_error",
-	// "max_turns", "api_error".
+	// "max_turns": the class's (see [run.ErrorClass]), or a type of the
+	// driver's own.
 	Type string
-	// Permanent marks a failure no retry can help (authentication, billing,
-	// bad request, context window, policy, max turns, max budget, a
-	// missing CLI).
+	// Permanent marks a failure no retry can help: for a failure of one of
+	// run's classes, the class's [run.ErrorClass.Permanent] (authentication,
+	// billing, bad request, context window, policy, max turns, max budget,
+	// a missing CLI, …).
 	Permanent bool
-	// Err is the failure.
+	// Err is the failure; for a classified one, a [*run.ClassError], so
+	// [run.ClassOf] sees the class.
 	Err error
 }
 
@@ -145,22 +149,49 @@ func (e *TurnError) Error() string { return e.Err.Error() }
 // Unwrap returns the failure.
 func (e *TurnError) Unwrap() error { return e.Err }
 
+// Classify returns err as a failed turn of class: its RunError error_type is
+// the class's, and the agent tries the turn again, while retries remain,
+// unless the class is permanent. The durable queue takes the same decision
+// from the error_type, so a driver cannot make the two disagree.
+func Classify(class run.ErrorClass, err error) error {
+	return &TurnError{Type: class.ErrorType(), Permanent: class.Permanent(), Err: &run.ClassError{Class: class, Err: err}}
+}
+
 // Permanent returns err classified as a failure no retry can help, with
-// errorType as its RunError error_type.
+// errorType as its RunError error_type. When errorType is the error_type of
+// one of run's classes that is retryable or permanent, the class decides
+// instead, as with [Classify]; prefer Classify for those.
 func Permanent(errorType string, err error) error {
-	return &TurnError{Type: errorType, Permanent: true, Err: err}
+	return turnError(errorType, true, err)
 }
 
 // Transient returns err classified as a failure a retry may not meet, with
-// errorType as its RunError error_type.
+// errorType as its RunError error_type. When errorType is the error_type of
+// one of run's classes that is retryable or permanent, the class decides
+// instead, as with [Classify]; prefer Classify for those.
 func Transient(errorType string, err error) error {
-	return &TurnError{Type: errorType, Err: err}
+	return turnError(errorType, false, err)
 }
 
-// retryable reports whether a failed turn may be tried again.
+// turnError is a failed turn of errorType, permanent unless run's taxonomy
+// says otherwise.
+func turnError(errorType string, permanent bool, err error) error {
+	class, known := run.ParseErrorType(errorType)
+	if !known {
+		return &TurnError{Type: errorType, Permanent: permanent, Err: err}
+	}
+	if class.Permanent() || class.Retryable() {
+		return Classify(class, err)
+	}
+	return &TurnError{Type: errorType, Permanent: permanent, Err: &run.ClassError{Class: class, Err: err}}
+}
+
+// retryable reports whether a failed turn may be tried again: not when the
+// run was cancelled, timed out or paused, nor when the failure is
+// permanent — per the driver's [TurnError], or per run's taxonomy. A failure
+// nobody classified is tried again.
 func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, run.ErrNotContinuable) || errors.Is(err, run.ErrInvalidInput) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var pause *PauseError
@@ -168,22 +199,20 @@ func retryable(err error) bool {
 		return false
 	}
 	var turnErr *TurnError
-	if errors.As(err, &turnErr) {
-		return !turnErr.Permanent
+	if errors.As(err, &turnErr) && turnErr.Permanent {
+		return false
 	}
-	return true
+	return !run.Permanent(err)
 }
 
-// errorType names a failure for RunError.error_type.
+// errorType names a failure for RunError.error_type: the driver's
+// [TurnError] type, else the failure's class's ([run.ErrorTypeOf]).
 func errorType(err error) string {
 	var turnErr *TurnError
 	if errors.As(err, &turnErr) && turnErr.Type != "" {
 		return turnErr.Type
 	}
-	if errors.Is(err, run.ErrTimedOut) {
-		return "run_timeout"
-	}
-	return "run_error"
+	return run.ErrorTypeOf(err)
 }
 
 // checkSchema refuses an output schema an external agent cannot answer in:

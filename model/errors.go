@@ -6,56 +6,37 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+
+	"github.com/agnogo/agnogo/run"
 )
 
 // Class says what kind of failure a provider call met, which decides whether
-// retrying can help.
-type Class int
+// retrying can help. It is [run.ErrorClass]: the classes, their error_type
+// strings and which of them a retry may help are run's taxonomy; a
+// provider's failure may carry any of run's classes.
+type Class = run.ErrorClass
 
-// The error classes.
+// The error classes of provider calls, as run's taxonomy names them.
 const (
 	// ClassUnknown is any other failure; it is not retried.
-	ClassUnknown Class = iota
+	ClassUnknown = run.ClassUnknown
 	// ClassRateLimit is HTTP 429: retry after a delay.
-	ClassRateLimit
+	ClassRateLimit = run.ClassRateLimit
 	// ClassServer is HTTP 5xx (and 529 overloaded): retry.
-	ClassServer
+	ClassServer = run.ClassServer
 	// ClassTimeout is a timeout talking to the provider: retry.
-	ClassTimeout
+	ClassTimeout = run.ClassTimeout
 	// ClassConnection is a refused or reset connection: retry.
-	ClassConnection
+	ClassConnection = run.ClassConnection
 	// ClassAuth is HTTP 401/403: never retried.
-	ClassAuth
+	ClassAuth = run.ClassAuthentication
 	// ClassBadRequest is HTTP 400/404/422: the request itself is wrong; never retried.
-	ClassBadRequest
+	ClassBadRequest = run.ClassBadRequest
 	// ClassContextWindow means the conversation no longer fits the model; never retried.
-	ClassContextWindow
+	ClassContextWindow = run.ClassContextWindow
 	// ClassContentPolicy means the provider refused the content; never retried.
-	ClassContentPolicy
+	ClassContentPolicy = run.ClassContentPolicy
 )
-
-// String implements fmt.Stringer.
-func (c Class) String() string {
-	switch c {
-	case ClassRateLimit:
-		return "rate_limit"
-	case ClassServer:
-		return "server_error"
-	case ClassTimeout:
-		return "timeout"
-	case ClassConnection:
-		return "connection_error"
-	case ClassAuth:
-		return "authentication_error"
-	case ClassBadRequest:
-		return "bad_request"
-	case ClassContextWindow:
-		return "context_window_exceeded"
-	case ClassContentPolicy:
-		return "content_policy"
-	}
-	return "unknown"
-}
 
 // Error is a provider failure with its class. Providers wrap their SDK's
 // errors in it.
@@ -64,7 +45,9 @@ type Error struct {
 	Provider string
 	// StatusCode is the HTTP status, or 0 when the request got no answer.
 	StatusCode int
-	Class      Class
+	// Class is the kind of failure; it decides retries and the run's
+	// error_type.
+	Class Class
 	// Message is the provider's own message.
 	Message string
 	// Err is the underlying error.
@@ -81,6 +64,10 @@ func (e *Error) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorClass implements [run.Classified], so [run.ClassOf] and
+// [run.ErrorTypeOf] see the class through any wrapping.
+func (e *Error) ErrorClass() run.ErrorClass { return e.Class }
 
 // ClassifyStatus maps an HTTP status to a class.
 func ClassifyStatus(status int) Class {
@@ -99,15 +86,16 @@ func ClassifyStatus(status int) Class {
 	return ClassUnknown
 }
 
-// ClassOf returns the class of err: the class of a wrapped [*Error], or a
-// class inferred from timeouts and connection failures.
+// ClassOf returns the class of err: the class of a wrapped [*Error] (or of
+// any other [run.Classified] error), or a class inferred from timeouts and
+// connection failures; [ClassUnknown] when there is none.
 func ClassOf(err error) Class {
 	if err == nil {
 		return ClassUnknown
 	}
-	var modelErr *Error
-	if errors.As(err, &modelErr) {
-		return modelErr.Class
+	var classified run.Classified
+	if errors.As(err, &classified) {
+		return classified.ErrorClass()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return ClassTimeout
@@ -127,16 +115,11 @@ func ClassOf(err error) Class {
 }
 
 // IsRetryable reports whether retrying the call that failed with err can
-// succeed: rate limits, server errors, timeouts and connection failures. Auth
-// failures, bad requests, context-window overflows, content-policy refusals
-// and a cancelled context are never retried.
+// succeed: its class ([ClassOf]) is one run's taxonomy calls retryable —
+// rate limits, server errors, timeouts and connection failures. Auth
+// failures, bad requests, context-window overflows, content-policy
+// refusals, failures of unknown kind and a cancelled context are never
+// retried.
 func IsRetryable(err error) bool {
-	if errors.Is(err, context.Canceled) {
-		return false
-	}
-	switch ClassOf(err) {
-	case ClassRateLimit, ClassServer, ClassTimeout, ClassConnection:
-		return true
-	}
-	return false
+	return !errors.Is(err, context.Canceled) && ClassOf(err).Retryable()
 }

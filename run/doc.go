@@ -57,6 +57,16 @@
 // parent_tool_call_id on tool events made inside a subagent
 // ([ToolCallStarted.ParentToolCallID]).
 //
+// # Failures
+//
+// [ErrorClass] is the taxonomy of failures every runner, driver and queue
+// shares: each class knows the error_type its RunError reports and whether
+// another attempt may help. An error carries its class as a [ClassError]
+// ([Classify]) or as any [Classified] error; [ClassOf] finds it through
+// wrapping and also classes this package's sentinels, and [Retryable],
+// [Permanent], [ErrorTypeOf] and [PermanentErrorType] answer from the same
+// table.
+//
 // # JSON conventions
 //
 // Agno drops None values but keeps empty strings and lists, and a few types

@@ -32,44 +32,6 @@ func Interrupted(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), ErrInterrupted)
 }
 
-// failureDeferredKey marks a context whose run's failure its caller
-// settles.
-type failureDeferredKey struct{}
-
-// WithFailureDeferred tells a runner that its caller decides whether a
-// failed run is over — it may start it again, as the durable queue does
-// while attempts remain. The runner still ends the run's stream with its
-// RunError, but saves the run with status RUNNING rather than ERROR, so no
-// reader takes a run that is about to be retried for a failed one; the
-// caller stores the final status.
-func WithFailureDeferred(ctx context.Context) context.Context {
-	return context.WithValue(ctx, failureDeferredKey{}, true)
-}
-
-// FailureDeferred reports whether ctx came from [WithFailureDeferred].
-func FailureDeferred(ctx context.Context) bool {
-	deferred, _ := ctx.Value(failureDeferredKey{}).(bool)
-	return deferred
-}
-
-// queuedKey marks a context whose run a queue elected among its session's
-// runs.
-type queuedKey struct{}
-
-// WithQueued tells a runner that a queue which runs one run per session at
-// a time elected this run: the session's other PENDING runs wait behind it
-// and do not make the session busy, and a turn found busy (one running
-// outside the queue) is waited for rather than refused.
-func WithQueued(ctx context.Context) context.Context {
-	return context.WithValue(ctx, queuedKey{}, true)
-}
-
-// Queued reports whether ctx came from [WithQueued].
-func Queued(ctx context.Context) bool {
-	queued, _ := ctx.Value(queuedKey{}).(bool)
-	return queued
-}
-
 // Fail sets the final status of a run that stopped with err (not nil) and
 // returns the error to report: ERROR with the time limit's error when ctx
 // outlived its limit ([WithTimeLimit]); CANCELLED when ctx was cancelled,
@@ -105,24 +67,6 @@ func TerminalEvent(out *Output, err error, errorType string) Event {
 		return &RunError{Content: err.Error(), ErrorType: errorType}
 	}
 	return nil
-}
-
-// SaveFinal saves a run's final state with save, under a context of its
-// own bounded by timeout, so that a cancelled run is still recorded. With
-// [WithFailureDeferred] on ctx a failed run is saved RUNNING, for the
-// caller to settle; out keeps its ERROR status.
-func SaveFinal(ctx context.Context, out *Output, timeout time.Duration, save func(context.Context) error) error {
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	deferred := out.Status == StatusError && FailureDeferred(ctx)
-	if deferred {
-		out.Status = StatusRunning
-	}
-	err := save(saveCtx)
-	if deferred {
-		out.Status = StatusError
-	}
-	return err
 }
 
 // Sleep waits d or until ctx ends, whichever comes first; it returns ctx's

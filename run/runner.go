@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 )
 
@@ -67,6 +68,16 @@ type Continuer interface {
 	Continue(ctx context.Context, req *ContinueRequest) iter.Seq2[Event, error]
 }
 
+// SessionBinder is a [Runner] whose sessions are bound to one conversation
+// of an outside harness through session_data keys (an external agent's CLI
+// session or thread id). A copy of a session — a fork — drops those keys:
+// two sessions resuming one harness conversation would interleave their
+// turns.
+type SessionBinder interface {
+	// SessionKeys names the session_data keys that bind a session.
+	SessionKeys() []string
+}
+
 // Collector is a [Runner] that can also run to completion and return the
 // whole run, which a non-streaming caller wants.
 type Collector interface {
@@ -95,4 +106,9 @@ var (
 	// with status RUNNING, sends no final event and ends its stream with this
 	// error, so whoever owns the run (the durable queue) runs it again.
 	ErrInterrupted = errors.New("run interrupted: the server is shutting down")
+	// ErrDisowned: the run's execution was taken over by another (a replica
+	// took this one's process for dead). It is an interruption ([ErrInterrupted]
+	// matches it) that writes nothing more: the run's row belongs to the
+	// execution that took it over.
+	ErrDisowned = fmt.Errorf("%w: another execution took the run over", ErrInterrupted)
 )

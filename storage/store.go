@@ -23,6 +23,12 @@ type SessionStore interface {
 	RenameSession(ctx context.Context, sessionID, userID, name string) (*Session, error)
 	// DeleteSession removes a session with its runs and transcripts.
 	DeleteSession(ctx context.Context, sessionID, userID string) error
+	// ForkSession copies a session and its runs into a new session in one
+	// transaction, and returns the new session (without runs); see
+	// [SessionFork] for what is copied and how the copies are relinked. A
+	// source that does not exist, or is not f.UserID's, is [ErrNotFound] and
+	// nothing is written.
+	ForkSession(ctx context.Context, f SessionFork) (*Session, error)
 }
 
 // RunStore keeps agno_runs rows, one per run.
@@ -41,6 +47,16 @@ type RunStore interface {
 	// commit instead of two. The run's user scope follows [RunStore.UpsertRun];
 	// the session's follows [SessionStore.UpsertSession].
 	SaveRun(ctx context.Context, s *Session, rec RunRecord) (*Session, RunRecord, error)
+	// RecordPendingRun writes the PENDING row of an accepted run in one
+	// transaction: the session is created from s when no session has its id
+	// (an existing one is left untouched), then the run is inserted, taking
+	// the next run_index. The run's user scope is rec.UserID, else
+	// s.UserID: a session that exists for another user (or for no user) is
+	// never written to, and the error wraps [ErrNotFound]. A run id that is
+	// already stored is refused ([ErrInvalid], or [ErrNotFound] when it is
+	// another user's run) and nothing is written. rec.Run.Status must be
+	// [run.StatusPending].
+	RecordPendingRun(ctx context.Context, s *Session, rec RunRecord) error
 	// DeleteRun removes one run.
 	DeleteRun(ctx context.Context, runID, userID string) error
 	// ContextRuns returns the last n runs of a session that may feed a

@@ -45,12 +45,15 @@ type clusterOptions struct {
 	lockGrace int
 	// stopTimeout is queue.stop_timeout_seconds. Defaults to 30.
 	stopTimeout int
+	// defaultAttempts leaves queue.max_attempts out, to its default.
+	// Defaults to false: max_attempts 2.
+	defaultAttempts bool
 }
 
 // newReplicaCluster writes the config of an "assistant" agent with the
 // workspace tools (on a directory holding notes.txt) and the durable queue
-// set to continue lost runs: max_attempts 2, lock_grace_seconds 5 (see
-// clusterOptions).
+// set to continue lost runs: max_attempts 2 (or the default),
+// lock_grace_seconds 5 (see clusterOptions).
 func newReplicaCluster(tb testing.TB, binary string, opts clusterOptions) *replicaCluster {
 	tb.Helper()
 	c := &replicaCluster{binary: binary, fake: fakeopenai.New(tb)}
@@ -64,10 +67,14 @@ func newReplicaCluster(tb testing.TB, binary string, opts clusterOptions) *repli
 	dbURL := freshDatabase(tb)
 	workspace := tb.TempDir()
 	require.NoError(tb, os.WriteFile(filepath.Join(workspace, "notes.txt"), []byte("remember the milk\n"), 0o600))
+	attempts := "max_attempts: 2, "
+	if opts.defaultAttempts {
+		attempts = ""
+	}
 	c.config = filepath.Join(tb.TempDir(), "agnogo.yaml")
 	require.NoError(tb, os.WriteFile(c.config, []byte(fmt.Sprintf(`name: Replicas
 db: %s
-%squeue: {max_attempts: 2, lock_grace_seconds: %d, stop_timeout_seconds: %d, max_concurrency: %d}
+%squeue: {%slock_grace_seconds: %d, stop_timeout_seconds: %d, max_concurrency: %d}
 models:
   fake: {provider: openai, id: gpt-test, base_url: %q, api_key: sk-fake}
 agents:
@@ -75,7 +82,7 @@ agents:
     model: fake
     tools: [workspace]
     workspace: {root: %q, confirm_writes: false}
-`, dbURL, redisLine, cmp.Or(opts.lockGrace, 5), cmp.Or(opts.stopTimeout, 30), cmp.Or(opts.maxConcurrency, 4), c.fake.URL, workspace)), 0o600))
+`, dbURL, redisLine, attempts, cmp.Or(opts.lockGrace, 5), cmp.Or(opts.stopTimeout, 30), cmp.Or(opts.maxConcurrency, 4), c.fake.URL, workspace)), 0o600))
 	return c
 }
 

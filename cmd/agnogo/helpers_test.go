@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -85,9 +86,14 @@ func startReplica(t testing.TB, binary, config, executor string) *process {
 // waits until it listens. It is killed when the test ends.
 func startProcess(t testing.TB, binary, config string, env ...string) *process {
 	t.Helper()
+	return startProcessAt(t, binary, config, "127.0.0.1:0", env...)
+}
+
+// startProcessAt is startProcess listening on addr.
+func startProcessAt(t testing.TB, binary, config, addr string, env ...string) *process {
+	t.Helper()
 	p := &process{log: &serverLog{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "serve", "--config", config, "--addr", "127.0.0.1:0")
-	p.cmd.Env = append(withoutEnv(os.Environ(), "AGNOGO_EXECUTOR_ID", "AGNOGO_BACKGROUND_MAX_CONCURRENCY", "OS_SECURITY_KEY"), env...)
+	p.cmd = serveCommand(binary, config, addr, env...)
 	p.cmd.Stderr = p.log
 	require.NoError(t, p.cmd.Start())
 	go func() { _ = p.cmd.Wait(); close(p.exited) }()
@@ -97,6 +103,25 @@ func startProcess(t testing.TB, binary, config string, env ...string) *process {
 	})
 	p.url = "http://" + waitAddr(t, p.log, p.exited)
 	return p
+}
+
+// serveCommand is `agnogo serve` with the config on addr, with env added to
+// an environment cleared of the variables that change its queue or auth.
+func serveCommand(binary, config, addr string, env ...string) *exec.Cmd {
+	cmd := exec.Command(binary, "serve", "--config", config, "--addr", addr)
+	cmd.Env = append(withoutEnv(os.Environ(), "AGNOGO_EXECUTOR_ID", "AGNOGO_BACKGROUND_MAX_CONCURRENCY", "OS_SECURITY_KEY"), env...)
+	return cmd
+}
+
+// freeAddr is a local address nothing listens on at the moment, for a
+// server that must be restarted on the address it had.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := listener.Addr().String()
+	require.NoError(t, listener.Close())
+	return addr
 }
 
 // kill ends the process with SIGKILL: no shutdown, no final writes.

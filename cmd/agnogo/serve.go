@@ -63,6 +63,13 @@ logs which variable to set, and runs of the agent fail until it is set.
 database with an older schema is refused with the agnogo migrate command
 that moves it forward.
 
+Background runs go through the durable queue in the database, which several
+servers may share. Each is named there by its executor id: queue.executor_id,
+else AGNOGO_EXECUTOR_ID, else the host name, --addr and the database, so
+servers on one host need different --addr. A server whose executor id a live
+server uses exits with status 1 before it touches any run; one restarted with
+its id resumes the runs it left unfinished.
+
 Logs go to stderr, as text or (--log-format json) JSON lines. The routes are
 listed at /docs and described by /openapi.json. On SIGINT or SIGTERM the
 server stops accepting connections, cancels the runs in flight, waits for
@@ -113,24 +120,30 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 	}
 	defer built.Close()
 
-	serverOpts := config.ServerOptions{Version: serverVersion(), Logger: logger}
+	// The address is bound before the queue starts: a server that cannot
+	// listen must not take over runs. Connections wait until it serves.
+	listener, err := net.Listen("tcp", flags.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", flags.addr, err)
+	}
+	// The listen address, as given, makes the default executor id unique
+	// per server on this host and stable across its restarts.
+	serverOpts := config.ServerOptions{Version: serverVersion(), Logger: logger, ListenAddr: flags.addr}
 	osConfig := built.Server(serverOpts)
 	// Background runs go through the durable queue (queue.durable); it
 	// resumes the runs this server left unfinished. built.Close drains it.
 	osConfig.Queue, osConfig.Events, err = built.StartQueue(ctx, serverOpts)
 	if err != nil {
+		_ = listener.Close()
 		return fmt.Errorf("start the background queue: %w", err)
 	}
 	agentOS, err := agentos.New(osConfig)
 	if err != nil {
+		_ = listener.Close()
 		// Only the auth settings can be refused here: the config's fault.
 		return &usageError{err: fmt.Errorf("%s: %w", file.Source, err)}
 	}
 
-	listener, err := net.Listen("tcp", flags.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", flags.addr, err)
-	}
 	server := &http.Server{
 		Handler:           agentOS,
 		ReadHeaderTimeout: readHeaderTimeout,

@@ -258,7 +258,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 	}
 	p, err := StartProcess(ctx, ProcessConfig{Bin: d.opts.Bin, Dir: d.opts.Cwd, Env: d.env(), Args: args, CloseGrace: d.opts.InterruptGrace})
 	if errors.Is(err, ErrCLINotFound) {
-		return nil, false, external.Permanent("cli_not_found", err)
+		return nil, false, external.Classify(run.ClassCLINotFound, err)
 	}
 	if err != nil {
 		return nil, false, err
@@ -332,7 +332,7 @@ func (d *Driver) turn(ctx context.Context, req *external.TurnRequest, prompt str
 	}
 	if structured {
 		if result.Structured == nil {
-			return result, spoke, external.Permanent("output_validation_error", errors.New("claude: the CLI returned no structured output"))
+			return result, spoke, external.Classify(run.ClassInvalidOutput, errors.New("claude: the CLI returned no structured output"))
 		}
 		req.Emit(&run.RunContent{Content: result.Content, ContentType: "str"})
 	}
@@ -518,45 +518,45 @@ func classify(t *Turn) error {
 	err := fmt.Errorf("claude: %s", message)
 	switch r.Subtype {
 	case "error_max_turns":
-		return external.Permanent("max_turns", err)
+		return external.Classify(run.ClassMaxTurns, err)
 	case "error_max_budget_usd":
-		return external.Permanent("max_budget", err)
+		return external.Classify(run.ClassMaxBudget, err)
 	case "error_max_structured_output_retries":
-		return external.Permanent("output_validation_error", err)
+		return external.Classify(run.ClassInvalidOutput, err)
 	}
 	switch t.APIError {
 	case "authentication_failed":
-		return external.Permanent("authentication_error", err)
+		return external.Classify(run.ClassAuthentication, err)
 	case "billing_error":
-		return external.Permanent("billing_error", err)
+		return external.Classify(run.ClassBilling, err)
 	case "invalid_request":
-		return external.Permanent("bad_request", err)
+		return external.Classify(run.ClassBadRequest, err)
 	}
 	lower := strings.ToLower(message)
 	if strings.Contains(lower, "prompt is too long") {
-		return external.Permanent("context_window_exceeded", err)
+		return external.Classify(run.ClassContextWindow, err)
 	}
 	if strings.Contains(lower, "content filtering policy") || strings.Contains(lower, "usage policy") {
-		return external.Permanent("content_policy", err)
+		return external.Classify(run.ClassContentPolicy, err)
 	}
 	if r.APIErrorStatus != nil {
 		switch status := *r.APIErrorStatus; {
 		case status == 401 || status == 403:
-			return external.Permanent("authentication_error", err)
+			return external.Classify(run.ClassAuthentication, err)
 		case status == 402:
-			return external.Permanent("billing_error", err)
+			return external.Classify(run.ClassBilling, err)
 		case status == 400 || status == 404 || status == 413 || status == 422:
-			return external.Permanent("bad_request", err)
+			return external.Classify(run.ClassBadRequest, err)
 		case status == 429:
-			return external.Transient("rate_limit", err)
+			return external.Classify(run.ClassRateLimit, err)
 		default:
-			return external.Transient("server_error", err)
+			return external.Classify(run.ClassServer, err)
 		}
 	}
 	if r.TerminalReason == "api_error" {
-		return external.Transient("connection_error", err)
+		return external.Classify(run.ClassConnection, err)
 	}
-	return external.Transient("run_error", err)
+	return external.Classify(run.ClassOther, err)
 }
 
 var _ external.Brancher = (*Driver)(nil)

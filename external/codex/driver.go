@@ -221,7 +221,7 @@ func (d *Driver) threadParams(start bool) map[string]any {
 func (d *Driver) Turn(ctx context.Context, req *external.TurnRequest) (*external.TurnResult, error) {
 	s, err := StartServer(ctx, ServerConfig{Bin: d.opts.Bin, Dir: d.opts.Cwd, Env: d.env(), CloseGrace: d.opts.InterruptGrace})
 	if errors.Is(err, ErrCLINotFound) {
-		return nil, external.Permanent("cli_not_found", err)
+		return nil, external.Classify(run.ClassCLINotFound, err)
 	}
 	if err != nil {
 		return nil, err
@@ -421,7 +421,7 @@ func (d *Driver) turn(ctx context.Context, s *Server, req *external.TurnRequest,
 		var object map[string]any
 		text := strings.TrimSpace(t.LastMessage)
 		if err := json.Unmarshal([]byte(text), &object); err != nil || object == nil {
-			return res, external.Permanent("output_validation_error",
+			return res, external.Classify(run.ClassInvalidOutput,
 				fmt.Errorf("codex: the answer is not a JSON object as the output schema asks: %q", external.Clip([]byte(text))))
 		}
 		res.Structured, res.Content = object, text
@@ -658,21 +658,21 @@ func classify(t *Turn) error {
 	status := statusPattern.FindString(message)
 	switch {
 	case status == "401" || status == "403" || has("unauthorized", "invalid api key", "incorrect api key", "invalid_api_key", "authentication"):
-		return external.Permanent("authentication_error", err)
+		return external.Classify(run.ClassAuthentication, err)
 	case has("context window", "context_length_exceeded", "context length"):
-		return external.Permanent("context_window_exceeded", err)
+		return external.Classify(run.ClassContextWindow, err)
 	case has("content policy", "content_policy", "content_filter", "safety policy"):
-		return external.Permanent("content_policy", err)
+		return external.Classify(run.ClassContentPolicy, err)
 	case status == "402" || has("insufficient_quota", "billing", "quota exceeded"):
-		return external.Permanent("billing_error", err)
+		return external.Classify(run.ClassBilling, err)
 	case status == "400" || status == "404" || status == "413" || status == "422" || has("bad request", "invalid_request"):
-		return external.Permanent("bad_request", err)
+		return external.Classify(run.ClassBadRequest, err)
 	case status == "429" || has("rate limit", "rate_limit"):
-		return external.Transient("rate_limit", err)
+		return external.Classify(run.ClassRateLimit, err)
 	case has("stream disconnected", "connection", "reconnecting", "network"):
-		return external.Transient("connection_error", err)
+		return external.Classify(run.ClassConnection, err)
 	}
-	return external.Transient("server_error", err)
+	return external.Classify(run.ClassServer, err)
 }
 
 // classifyInfo maps a codexErrorInfo to a classification; nil when it
@@ -681,29 +681,26 @@ func classifyInfo(raw json.RawMessage) func(error) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	permanent := func(kind string) func(error) error {
-		return func(err error) error { return external.Permanent(kind, err) }
-	}
-	transient := func(kind string) func(error) error {
-		return func(err error) error { return external.Transient(kind, err) }
+	classed := func(class run.ErrorClass) func(error) error {
+		return func(err error) error { return external.Classify(class, err) }
 	}
 	var code string
 	if json.Unmarshal(raw, &code) == nil {
 		switch code {
 		case "unauthorized":
-			return permanent("authentication_error")
+			return classed(run.ClassAuthentication)
 		case "badRequest", "modelNotFound":
-			return permanent("bad_request")
+			return classed(run.ClassBadRequest)
 		case "contextWindowExceeded":
-			return permanent("context_window_exceeded")
+			return classed(run.ClassContextWindow)
 		case "usageLimitExceeded", "sessionBudgetExceeded":
-			return permanent("billing_error")
+			return classed(run.ClassBilling)
 		case "cyberPolicy", "bioPolicy", "misalignmentPolicyViolation", "inferenceHookDenied":
-			return permanent("content_policy")
+			return classed(run.ClassContentPolicy)
 		case "rateLimitExceeded":
-			return transient("rate_limit")
+			return classed(run.ClassRateLimit)
 		case "serverOverloaded", "internalServerError", "flexUnavailable", "policyCapacityUnavailable":
-			return transient("server_error")
+			return classed(run.ClassServer)
 		}
 		return nil
 	}
@@ -719,15 +716,15 @@ func classifyInfo(raw json.RawMessage) func(error) error {
 		}
 		switch status := *v.HTTPStatusCode; {
 		case status == 401 || status == 403:
-			return permanent("authentication_error")
+			return classed(run.ClassAuthentication)
 		case status == 402:
-			return permanent("billing_error")
+			return classed(run.ClassBilling)
 		case status == 400 || status == 404 || status == 413 || status == 422:
-			return permanent("bad_request")
+			return classed(run.ClassBadRequest)
 		case status == 429:
-			return transient("rate_limit")
+			return classed(run.ClassRateLimit)
 		case status >= 500:
-			return transient("server_error")
+			return classed(run.ClassServer)
 		}
 	}
 	return nil

@@ -21,3 +21,5 @@ func openBench(b *testing.B) storage.Store {
 func BenchmarkUpsertRun(b *testing.B) { storagetest.BenchmarkUpsertRun(b, openBench) }
 
 func BenchmarkConversation(b *testing.B) { storagetest.BenchmarkConversation(b, openBench) }
+
+func BenchmarkForkSession(b *testing.B) { storagetest.BenchmarkForkSession(b, openBench) }

@@ -81,6 +81,50 @@ func BenchmarkConversation(b *testing.B, newStore func(b *testing.B) storage.Sto
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
 }
 
+// BenchmarkForkSession measures forking a session of 100 runs: one op is
+// one [storage.SessionStore.ForkSession], a committed transaction that
+// copies the session row and every run. Each fork is deleted again outside
+// the timer, so every iteration copies the same source into a store of the
+// same size; the first one checks that all runs were copied.
+func BenchmarkForkSession(b *testing.B, newStore func(b *testing.B) storage.Store) {
+	const runs = 100
+	store := newStore(b)
+	ctx := b.Context()
+	sessionID := "bench-source"
+	if _, err := store.UpsertSession(ctx, &storage.Session{SessionID: sessionID, SessionType: storage.SessionTypeAgent, AgentID: "agent", UserID: "user",
+		SessionData: map[string]any{"session_state": map[string]any{"turns": runs}, "claude_sdk_session_id": "cli-1"}}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range runs {
+		out := benchRun(sessionID, fmt.Sprintf("seed-%03d", i))
+		if i > 0 {
+			out.ParentRunID = fmt.Sprintf("seed-%03d", i-1)
+		}
+		if _, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: sessionID, UserID: "user", Run: out}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fork := storage.SessionFork{SessionID: sessionID, UserID: "user", DropSessionData: []string{"claude_sdk_session_id"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		forked, err := store.ForkSession(ctx, fork)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if i == 0 {
+			if _, total, err := store.GetRuns(ctx, storage.RunQuery{SessionID: forked.SessionID}); err != nil || total != runs {
+				b.Fatalf("fork %s holds %d runs (err %v), want %d", forked.SessionID, total, err, runs)
+			}
+		}
+		if err := store.DeleteSession(ctx, forked.SessionID, ""); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
 // benchRun is a realistic small run: a user message, an assistant reply and
 // metrics, about 1 KB of JSON.
 func benchRun(sessionID, runID string) *run.Output {

@@ -27,6 +27,8 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 	}{
 		{"Sessions", sessionTests()},
 		{"Runs", runTests()},
+		{"PendingRuns", pendingTests()},
+		{"Fork", forkTests()},
 		{"Transcripts", transcriptTests()},
 		{"Memories", memoryTests()},
 		{"ToolResults", toolResultTests()},

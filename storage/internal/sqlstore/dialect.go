@@ -72,6 +72,114 @@ func (d Dialect) forUpdate() string {
 	return ""
 }
 
+// forShare locks the selected rows against writers, not readers, until the
+// transaction ends; SQLite's single writer needs no lock (see forUpdate).
+func (d Dialect) forShare() string {
+	if d == Postgres {
+		return " FOR SHARE"
+	}
+	return ""
+}
+
+// jsonArg is a statement argument holding a JSON document (passed as text,
+// see jsonParam), as the dialect's JSON functions take it.
+func (d Dialect) jsonArg() string {
+	if d == Postgres {
+		return "CAST(? AS JSONB)"
+	}
+	return "json(?)"
+}
+
+// jsonObjectEntries is a table expression yielding the members of a JSON
+// object as text, in columns named key and value.
+func (d Dialect) jsonObjectEntries(doc string) string {
+	if d == Postgres {
+		return fmt.Sprintf("jsonb_each_text(%s)", doc)
+	}
+	return fmt.Sprintf("json_each(%s)", doc)
+}
+
+// jsonObject builds a JSON object from alternating key and value
+// expressions.
+func (d Dialect) jsonObject(pairs ...string) string {
+	if d == Postgres {
+		return "jsonb_build_object(" + strings.Join(pairs, ", ") + ")"
+	}
+	return "json_object(" + strings.Join(pairs, ", ") + ")"
+}
+
+// jsonEmptyObject is the JSON object {}.
+func (d Dialect) jsonEmptyObject() string {
+	if d == Postgres {
+		return "'{}'::jsonb"
+	}
+	return "'{}'"
+}
+
+// jsonMerge returns the object doc with the top-level members of the object
+// patch set on it, replacing members of the same name. patch holds no
+// nulls: SQLite's merge patch would read one as a removal.
+func (d Dialect) jsonMerge(doc, patch string) string {
+	if d == Postgres {
+		return fmt.Sprintf("(%s || %s)", doc, patch)
+	}
+	return fmt.Sprintf("json_patch(%s, %s)", doc, patch)
+}
+
+// jsonWithoutKey returns the object doc without its top-level member key
+// (a literal name of letters, digits and underscores).
+func (d Dialect) jsonWithoutKey(doc, key string) string {
+	if d == Postgres {
+		return fmt.Sprintf("(%s - '%s')", doc, key)
+	}
+	return fmt.Sprintf("json_remove(%s, '$.%s')", doc, key)
+}
+
+// jsonWithoutKeys returns the object column without the top-level members
+// named in keys, a JSON array of strings. Any key is matched exactly
+// (SQLite rebuilds the object rather than address members by path, whose
+// syntax would need quoting); every other member is kept as it is, taken by
+// its path (->) so that its JSON is copied exactly. NULL stays NULL.
+func (d Dialect) jsonWithoutKeys(column, keys string) string {
+	if d == Postgres {
+		return fmt.Sprintf("(%s - ARRAY(SELECT jsonb_array_elements_text(%s)))", column, keys)
+	}
+	return fmt.Sprintf(`(CASE WHEN json_type(%[1]s) = 'object' THEN
+	(SELECT json_group_object(member.key, %[1]s -> member.fullkey) FROM json_each(%[1]s) AS member
+	WHERE member.key NOT IN (SELECT value FROM json_each(%[2]s)))
+	ELSE %[1]s END)`, column, keys)
+}
+
+// jsonIsArray reports whether the top-level member key of the object doc is
+// an array.
+func (d Dialect) jsonIsArray(doc, key string) string {
+	if d == Postgres {
+		return fmt.Sprintf("(jsonb_typeof(%s -> '%s') = 'array')", doc, key)
+	}
+	return fmt.Sprintf("(json_type(%s, '$.%s') = 'array')", doc, key)
+}
+
+// jsonRelinkArray returns the array held by the top-level member field of
+// the object doc, in its order, with the member idKey of each object element
+// replaced through ids (a table with text columns old_id and new_id) when it
+// is an old_id there. Other elements, and objects whose idKey is missing,
+// null or unknown, are kept as they are. field and idKey are literal names
+// of letters, digits and underscores.
+func (d Dialect) jsonRelinkArray(doc, field, idKey, ids string) string {
+	if d == Postgres {
+		return fmt.Sprintf(`(SELECT COALESCE(jsonb_agg(CASE WHEN link.new_id IS NULL THEN elem.value
+		ELSE elem.value || jsonb_build_object('%[3]s', link.new_id) END ORDER BY elem.ord), '[]'::jsonb)
+	FROM jsonb_array_elements(%[1]s -> '%[2]s') WITH ORDINALITY AS elem(value, ord)
+	LEFT JOIN %[4]s AS link ON link.old_id = elem.value ->> '%[3]s')`, doc, field, idKey, ids)
+	}
+	// An element is taken from the document by its path (->), which keeps
+	// its exact JSON; json_each's value column would turn true into 1.
+	return fmt.Sprintf(`json((SELECT json_group_array(CASE WHEN link.new_id IS NULL THEN %[1]s -> elem.fullkey
+		ELSE json_set(elem.value, '$.%[3]s', link.new_id) END ORDER BY elem.key)
+	FROM json_each(%[1]s, '$.%[2]s') AS elem
+	LEFT JOIN %[4]s AS link ON link.old_id = CASE WHEN elem.type = 'object' THEN json_extract(elem.value, '$.%[3]s') END))`, doc, field, idKey, ids)
+}
+
 // jsonParam converts an encoded JSON document into a statement argument.
 // Both drivers take JSON as text: SQLite would store a []byte as a BLOB, which
 // its JSON functions reject.

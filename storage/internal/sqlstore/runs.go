@@ -20,7 +20,7 @@ const runColumns = "run_id, session_id, run_type, user_id, run_index, run_data, 
 // through an index), so its cost does not grow with the number of runs a
 // session holds.
 func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.RunRecord, error) {
-	write, err := s.runWrite(rec)
+	write, err := s.runWrite(rec, false)
 	if err != nil {
 		return rec, err
 	}
@@ -44,7 +44,7 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 	if rec.SessionID == "" {
 		rec.SessionID = session.SessionID
 	}
-	writeRun, err := s.runWrite(rec)
+	writeRun, err := s.runWrite(rec, false)
 	if err != nil {
 		return nil, rec, err
 	}
@@ -69,10 +69,11 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 }
 
 // runWrite validates and encodes a run and returns the statements that
-// write it inside a transaction. Their owner argument is the user_id of the
-// run's session when the transaction has already written (and so locked)
-// that session row; nil makes them read and lock it first.
-func (s *Store) runWrite(rec storage.RunRecord) (func(ctx context.Context, tx Conn, owner *string) (storage.RunRecord, error), error) {
+// write it inside a transaction: an upsert, or with insertOnly an insert
+// that refuses a run id already stored. Their owner argument is the user_id
+// of the run's session when the transaction has already written (and so
+// locked) that session row; nil makes them read and lock it first.
+func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx context.Context, tx Conn, owner *string) (storage.RunRecord, error), error) {
 	if rec.Run == nil || rec.Run.RunID == "" {
 		return nil, storage.Invalidf("run_id is required")
 	}
@@ -105,7 +106,10 @@ func (s *Store) runWrite(rec storage.RunRecord) (func(ctx context.Context, tx Co
 		rec.CreatedAt = now
 	}
 	scopedUser := rec.UserID
-	upsert := s.runUpsert(scopedUser != "")
+	write := s.runUpsert(scopedUser != "")
+	if insertOnly {
+		write = s.runInsert()
+	}
 	return func(ctx context.Context, tx Conn, knownOwner *string) (storage.RunRecord, error) {
 		rec := rec
 		var owner string
@@ -134,13 +138,13 @@ func (s *Store) runWrite(rec storage.RunRecord) (func(ctx context.Context, tx Co
 		}
 		args := []any{runID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
 			nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), givenIndex, rec.SessionID, string(runData), rec.CreatedAt, now}
-		if scopedUser != "" {
+		if scopedUser != "" && !insertOnly {
 			args = append(args, scopedUser)
 		}
 		var index int64
-		err := tx.QueryRow(ctx, upsert, args...).Scan(&index)
+		err := tx.QueryRow(ctx, write, args...).Scan(&index)
 		if errors.Is(err, ErrNoRows) {
-			return rec, s.runNotWritten(ctx, tx, rec, scopedUser)
+			return rec, s.runNotWritten(ctx, tx, rec, scopedUser, insertOnly)
 		}
 		if err != nil {
 			return rec, err
@@ -176,10 +180,21 @@ WHERE %[1]s.session_id = excluded.session_id%[2]s
 RETURNING run_index`, s.tables.runs, userCheck)
 }
 
-// runNotWritten explains why the upsert of an already stored run changed
-// nothing: the run is another user's (reported as not found) or another
-// session's.
-func (s *Store) runNotWritten(ctx context.Context, tx Conn, rec storage.RunRecord, scopedUser string) error {
+// runInsert is the statement that inserts a new run as [Store.runUpsert]
+// does, and returns no row when the run id is already stored.
+func (s *Store) runInsert() string {
+	return fmt.Sprintf(`INSERT INTO %[1]s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
+	COALESCE(?, (SELECT run_index FROM %[1]s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1) + 1, 0),
+	?, ?, ?)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_index`, s.tables.runs)
+}
+
+// runNotWritten explains why the write of an already stored run changed
+// nothing: the run is another user's (reported as not found), another
+// session's, or, for an insert, stored at all.
+func (s *Store) runNotWritten(ctx context.Context, tx Conn, rec storage.RunRecord, scopedUser string, insertOnly bool) error {
 	var storedSession, storedUser string
 	err := tx.QueryRow(ctx, fmt.Sprintf("SELECT session_id, user_id FROM %s WHERE run_id = ?", s.tables.runs), rec.Run.RunID).
 		Scan(&storedSession, nullString{&storedUser})
@@ -188,6 +203,8 @@ func (s *Store) runNotWritten(ctx context.Context, tx Conn, rec storage.RunRecor
 		return fmt.Errorf("run %s was neither inserted nor updated: %w", rec.Run.RunID, err)
 	case scopedUser != "" && storedUser != scopedUser:
 		return notFound("run", rec.Run.RunID)
+	case insertOnly:
+		return storage.Invalidf("run %s already exists", rec.Run.RunID)
 	case storedSession != rec.SessionID:
 		return storage.Invalidf("run %s belongs to session %s, not %s", rec.Run.RunID, storedSession, rec.SessionID)
 	}

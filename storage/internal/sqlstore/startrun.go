@@ -27,7 +27,7 @@ func (s *Store) StartRunIn(ctx context.Context, tx Conn, session *storage.Sessio
 	if rec.SessionID != session.SessionID {
 		return rec, storage.Invalidf("run is saved to session %s but the session given is %s", rec.SessionID, session.SessionID)
 	}
-	writeRun, err := s.runWrite(rec)
+	writeRun, err := s.runWrite(rec, false)
 	if err != nil {
 		return rec, err
 	}

@@ -1,7 +1,8 @@
-package external
+package runhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -117,4 +118,84 @@ func (t *Turns) unfinished(ctx context.Context, sessionID, runID string, opts Be
 		return rec.Run.RunID, nil
 	}
 	return "", nil
+}
+
+// Claim is a run's claim on its session under one turn per session: the
+// host checks it again once the run's RUNNING row is written (see
+// [Host.Claim]).
+type Claim struct {
+	// Turns is the guard the session was claimed from.
+	Turns *Turns
+	// PollInterval is how often a run a queue elected waits for a turn
+	// running outside the queue to end. Defaults to 1s.
+	PollInterval time.Duration
+}
+
+// Claim claims sessionID for runID's turn; call release when the turn
+// ends. A run a queue elected (queued) waits, polling every poll, for a
+// turn running outside the queue instead of being refused.
+func (h *Host) Claim(ctx context.Context, turns *Turns, sessionID, runID string, queued bool, poll time.Duration) (release func(), err error) {
+	for {
+		release, err := turns.Begin(ctx, sessionID, runID, BeginOptions{QueuedBehind: queued})
+		if err == nil || !queued || !errors.Is(err, run.ErrSessionBusy) {
+			return release, err
+		}
+		if err := h.cfg.Sleep(ctx, pollInterval(poll)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// pollInterval is poll, or its default.
+func pollInterval(poll time.Duration) time.Duration {
+	if poll <= 0 {
+		return time.Second
+	}
+	return poll
+}
+
+// settleClaim settles a race between replicas once the run's RUNNING row
+// is written: two turns on one session may both pass the busy check before
+// either row is written. A run claimed outside a queue checks again, and
+// when it sees another unfinished run it withdraws its row and is refused
+// as busy, so two turns never run at once (in the rarest interleaving both
+// withdraw, and both are refused). A run a queue elected instead steps back
+// to PENDING while another replica's turn outside the queue is RUNNING, and
+// waits, then claims the session again.
+func (h *Host) settleClaim(ctx context.Context, r *Run, queued bool) error {
+	turns, out := r.spec.Claim.Turns, r.out
+	if turns.store == nil {
+		return nil
+	}
+	if !queued {
+		other, err := turns.unfinished(ctx, out.SessionID, out.RunID, BeginOptions{})
+		if err != nil || other == "" {
+			return nil // a failed check does not stop a turn the first check allowed
+		}
+		if err := turns.store.DeleteRun(context.WithoutCancel(ctx), out.RunID, out.UserID); err != nil {
+			h.cfg.Logger.Warn("withdrawing a contested run failed", "run_id", out.RunID, "error", err)
+		}
+		return &run.SessionBusyError{SessionID: out.SessionID, RunID: other}
+	}
+	for {
+		other, err := turns.unfinished(ctx, out.SessionID, out.RunID, BeginOptions{QueuedBehind: true})
+		if err != nil || other == "" {
+			return nil
+		}
+		r.Lock()
+		out.Status = run.StatusPending
+		r.Unlock()
+		if err := r.save(ctx); err != nil {
+			return err
+		}
+		if err := h.cfg.Sleep(ctx, pollInterval(r.spec.Claim.PollInterval)); err != nil {
+			return err
+		}
+		r.Lock()
+		out.Status = run.StatusRunning
+		r.Unlock()
+		if err := r.save(ctx); err != nil {
+			return err
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package external_test
+package runhost_test
 
 import (
 	"path/filepath"
@@ -7,31 +7,31 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agnogo/agnogo/external"
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/sqlite"
 )
 
 func TestTurnsOnePerSessionInProcess(t *testing.T) {
-	turns := external.NewTurns(external.TurnsConfig{})
-	release, err := turns.Begin(t.Context(), "s1", "r1", external.BeginOptions{})
+	turns := runhost.NewTurns(runhost.TurnsConfig{})
+	release, err := turns.Begin(t.Context(), "s1", "r1", runhost.BeginOptions{})
 	require.NoError(t, err)
 
-	_, err = turns.Begin(t.Context(), "s1", "r2", external.BeginOptions{})
+	_, err = turns.Begin(t.Context(), "s1", "r2", runhost.BeginOptions{})
 	require.ErrorIs(t, err, run.ErrSessionBusy)
 	var busy *run.SessionBusyError
 	require.ErrorAs(t, err, &busy)
 	require.Equal(t, "r1", busy.RunID)
 	require.Equal(t, "Session s1 already has run r1 in progress", err.Error())
 
-	other, err := turns.Begin(t.Context(), "s2", "r3", external.BeginOptions{})
+	other, err := turns.Begin(t.Context(), "s2", "r3", runhost.BeginOptions{})
 	require.NoError(t, err, "other sessions are free")
 	other()
 
 	release()
 	release() // releasing twice is harmless
-	again, err := turns.Begin(t.Context(), "s1", "r2", external.BeginOptions{})
+	again, err := turns.Begin(t.Context(), "s1", "r2", runhost.BeginOptions{})
 	require.NoError(t, err, "a finished turn frees the session")
 	again()
 }
@@ -49,39 +49,39 @@ func TestTurnsSeeRunsOfOtherReplicas(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	now := time.Now()
-	turns := external.NewTurns(external.TurnsConfig{Store: store, Now: func() time.Time { return now }})
+	turns := runhost.NewTurns(runhost.TurnsConfig{Store: store, Now: func() time.Time { return now }})
 
 	saveRun(t, store, "done", run.StatusCompleted)
 	saveRun(t, store, "stopped", run.StatusCancelled)
 	saveRun(t, store, "failed", run.StatusError)
-	release, err := turns.Begin(t.Context(), "s", "mine", external.BeginOptions{})
+	release, err := turns.Begin(t.Context(), "s", "mine", runhost.BeginOptions{})
 	require.NoError(t, err, "finished, cancelled and failed runs leave the session free")
 	release()
 
 	saveRun(t, store, "elsewhere", run.StatusRunning)
-	_, err = turns.Begin(t.Context(), "s", "mine", external.BeginOptions{})
+	_, err = turns.Begin(t.Context(), "s", "mine", runhost.BeginOptions{})
 	var busy *run.SessionBusyError
 	require.ErrorAs(t, err, &busy, "a RUNNING row written by another replica")
 	require.Equal(t, "elsewhere", busy.RunID)
 
 	saveRun(t, store, "elsewhere", run.StatusCompleted)
 	saveRun(t, store, "queued", run.StatusPending)
-	_, err = turns.Begin(t.Context(), "s", "mine", external.BeginOptions{})
+	_, err = turns.Begin(t.Context(), "s", "mine", runhost.BeginOptions{})
 	require.ErrorIs(t, err, run.ErrSessionBusy, "a PENDING run is in flight too")
-	release, err = turns.Begin(t.Context(), "s", "mine", external.BeginOptions{QueuedBehind: true})
+	release, err = turns.Begin(t.Context(), "s", "mine", runhost.BeginOptions{QueuedBehind: true})
 	require.NoError(t, err, "runs queued behind an elected run do not block it")
 	release()
 
 	saveRun(t, store, "queued", run.StatusCompleted)
 	saveRun(t, store, "mine", run.StatusRunning)
-	release, err = turns.Begin(t.Context(), "s", "mine", external.BeginOptions{})
+	release, err = turns.Begin(t.Context(), "s", "mine", runhost.BeginOptions{})
 	require.NoError(t, err, "a run's own row does not block it (a retry, or a run taken over)")
 	release()
 
 	saveRun(t, store, "crashed", run.StatusRunning)
-	now = now.Add(external.DefaultStaleAfter + time.Minute)
+	now = now.Add(runhost.DefaultStaleAfter + time.Minute)
 	saveRun(t, store, "mine", run.StatusCompleted)
-	release, err = turns.Begin(t.Context(), "s", "next", external.BeginOptions{})
+	release, err = turns.Begin(t.Context(), "s", "next", runhost.BeginOptions{})
 	require.NoError(t, err, "a RUNNING row not updated for longer than StaleAfter is a crashed turn's")
 	release()
 }

@@ -1,0 +1,61 @@
+package runhost
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// Rows a run has outside its execution. A background run's row is written
+// PENDING when it is accepted (RecordPending) and, when it ends without its
+// runner writing its end — it could not start, was cancelled while it
+// waited, its worker was lost, or its attempts ran out — its final status is
+// written by Settle. Inside an execution the host writes the rows (see
+// [Host]); these are the only other writers of run rows.
+
+// PendingRun is the PENDING row of an accepted run, with the session to
+// create when it is new.
+func PendingRun(runner run.Runner, in *run.Input, now time.Time) (*storage.Session, storage.RunRecord) {
+	session := &storage.Session{SessionID: in.SessionID, SessionType: storage.SessionTypeAgent, AgentID: runner.ID(), UserID: in.UserID}
+	rec := storage.RunRecord{SessionID: in.SessionID, UserID: in.UserID, Run: &run.Output{
+		RunID: in.RunID, AgentID: runner.ID(), AgentName: runner.Name(), SessionID: in.SessionID, UserID: in.UserID,
+		Input: in, Status: run.StatusPending, Metadata: in.Metadata, CreatedAt: now.Unix(),
+	}}
+	return session, rec
+}
+
+// RecordPending writes an accepted run's PENDING row, creating its session
+// when it is new, in one transaction ([storage.RunStore.RecordPendingRun]):
+// two acceptances racing on a new session create it once, and a session of
+// another user is refused with an error wrapping [storage.ErrNotFound].
+func RecordPending(ctx context.Context, store storage.Store, runner run.Runner, in *run.Input, now time.Time) error {
+	session, rec := PendingRun(runner, in, now)
+	if err := store.RecordPendingRun(ctx, session, rec); err != nil {
+		return fmt.Errorf("record run %s: %w", in.RunID, err)
+	}
+	return nil
+}
+
+// Settle writes status, with message as its content, onto a run's row
+// that is not final yet — PENDING, RUNNING, or PAUSED (a paused run can
+// still be cancelled or fail). It is the one final write of a run that
+// ended without its runner writing its end. over reports a row that was
+// final already; stored is then its status.
+func Settle(ctx context.Context, store storage.Store, runID, userID string, status run.Status, message string) (stored run.Status, over bool, err error) {
+	rec, err := store.GetRun(ctx, runID, userID)
+	if err != nil {
+		return status, false, fmt.Errorf("settle run %s: %w", runID, err)
+	}
+	if rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused {
+		return rec.Run.Status, true, nil
+	}
+	rec.Run.Status = status
+	rec.Run.Content, rec.Run.ContentType = message, "str"
+	if _, err := store.UpsertRun(ctx, rec); err != nil {
+		return status, false, fmt.Errorf("settle run %s: %w", runID, err)
+	}
+	return status, false, nil
+}

@@ -1,0 +1,199 @@
+package runhost
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// Run is the host's handle on one run in flight, given to its [Turn]: the
+// turn emits its events and asks for its progress to be saved through it,
+// and reads the run's output and session here.
+type Run struct {
+	host *Host
+	spec *Spec
+	out  *run.Output
+
+	// mu guards out and session against the heartbeat's saves and the
+	// turn's other goroutines (see [Run.Lock]).
+	mu      sync.Mutex
+	session *storage.Session
+
+	// emu orders the events and guards the consumer's state.
+	emu    sync.Mutex
+	yield  func(run.Event, error) bool
+	cancel context.CancelFunc
+	gone   bool // the consumer stopped ranging
+}
+
+func newRun(h *Host, spec *Spec, yield func(run.Event, error) bool, cancel context.CancelFunc) *Run {
+	return &Run{host: h, spec: spec, out: spec.Output, session: spec.Session, yield: yield, cancel: cancel}
+}
+
+// Output is the run. The turn changes it from the goroutine running its
+// attempt; from any other goroutine, under [Run.Lock].
+func (r *Run) Output() *run.Output { return r.out }
+
+// Session is the run's session as last saved; the turn changes it like
+// [Run.Output].
+func (r *Run) Session() *storage.Session { return r.session }
+
+// Lock locks the run's output and session against saves.
+func (r *Run) Lock() { r.mu.Lock() }
+
+// Unlock undoes [Run.Lock].
+func (r *Run) Unlock() { r.mu.Unlock() }
+
+// Emit stamps e with the run's identity and time, keeps it on the stored
+// run when the spec says so, and hands it to the consumer. It reports
+// whether the consumer still listens; one that stopped ranging cancels the
+// run. It is safe to call from several goroutines.
+func (r *Run) Emit(e run.Event) bool {
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	r.recordLocked(e)
+	return r.deliverLocked(e)
+}
+
+// record stamps and keeps e without handing it over (see [Run.deliver]).
+func (r *Run) record(e run.Event) {
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	r.recordLocked(e)
+}
+
+// deliver hands a recorded event to the consumer.
+func (r *Run) deliver(e run.Event) {
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	r.deliverLocked(e)
+}
+
+func (r *Run) recordLocked(e run.Event) {
+	base := e.Base()
+	base.CreatedAt = r.host.cfg.Now().Unix()
+	base.AgentID, base.AgentName = r.out.AgentID, r.out.AgentName
+	base.RunID, base.SessionID = r.out.RunID, r.out.SessionID
+	if r.spec.StoreEvents {
+		r.mu.Lock()
+		r.out.Events = append(r.out.Events, e)
+		r.mu.Unlock()
+	}
+}
+
+func (r *Run) deliverLocked(e run.Event) bool {
+	if r.yield == nil || r.gone {
+		return !r.gone
+	}
+	if !r.yield(e, nil) {
+		r.gone = true
+		r.cancel()
+	}
+	return !r.gone
+}
+
+// Streaming reports whether someone consumes the run's events as they come,
+// so deltas are worth producing.
+func (r *Run) Streaming() bool {
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	return r.yield != nil && !r.gone
+}
+
+// Active reports whether an event would go anywhere: to a consumer, or onto
+// the stored run.
+func (r *Run) Active() bool { return r.spec.StoreEvents || r.Streaming() }
+
+// stopped reports whether the consumer stopped ranging.
+func (r *Run) stopped() bool {
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	return r.gone
+}
+
+// SaveProgress saves the run in flight, status RUNNING, when it is
+// persisted: a turn calls it after each batch of tool results, so readers
+// see the run progress and a crash keeps what it did.
+func (r *Run) SaveProgress(ctx context.Context) error {
+	if !r.spec.Persist {
+		return nil
+	}
+	return r.save(ctx)
+}
+
+// save writes the session (with the run's metrics once it completed) and
+// the run, as one transaction.
+func (r *Run) save(ctx context.Context) error {
+	store := r.host.cfg.Store
+	if store == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sync(false)
+	session := r.session
+	if r.out.Status == run.StatusCompleted {
+		session.AddRunMetrics(r.out.Metrics)
+	}
+	stored, _, err := store.SaveRun(ctx, session, storage.RunRecord{SessionID: session.SessionID, UserID: r.out.UserID, Run: r.out})
+	if err != nil {
+		return fmt.Errorf("save run %s: %w", r.out.RunID, err)
+	}
+	r.session = stored
+	return nil
+}
+
+// sync lets the turn write what it keeps outside the output; r.mu is held.
+func (r *Run) sync(final bool) {
+	if s, ok := r.spec.Turn.(Syncer); ok {
+		s.Sync(r.out, final)
+	}
+}
+
+// saveFinal saves the run's final state under a context of its own, so a
+// cancelled run is still recorded. With deferred set a failed run is saved
+// RUNNING, for the caller to settle; the output keeps its ERROR status.
+func (r *Run) saveFinal(parent context.Context, deferred bool) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
+	defer cancel()
+	deferred = deferred && r.out.Status == run.StatusError
+	if deferred {
+		r.out.Status = run.StatusRunning
+	}
+	err := r.save(ctx)
+	if deferred {
+		r.out.Status = run.StatusError
+	}
+	return err
+}
+
+// heartbeat refreshes a persisted run's RUNNING row every spec.Heartbeat
+// while its attempts run, and returns a function that stops it.
+func (r *Run) heartbeat(ctx context.Context) func() {
+	every := r.spec.Heartbeat
+	if every <= 0 || !r.spec.Persist || r.host.cfg.Store == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+				if err := r.save(ctx); err != nil && ctx.Err() == nil {
+					r.host.cfg.Logger.Warn("refreshing a running run's row failed", "run_id", r.out.RunID, "error", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
