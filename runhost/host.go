@@ -56,7 +56,14 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives the host's logs. Defaults to slog.Default().
 	Logger *slog.Logger
+	// SaveRetry is how long a save of a run keeps being tried again while
+	// the database fails transiently (a restart, a dropped connection).
+	// Defaults to [DefaultSaveRetry].
+	SaveRetry time.Duration
 }
+
+// DefaultSaveRetry is how long a run's save is tried again by default.
+const DefaultSaveRetry = 2 * time.Minute
 
 // Host drives runs. A runner kind keeps one, configured with its store and
 // clock. It is safe for concurrent use.
@@ -74,6 +81,9 @@ func New(cfg Config) *Host {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.SaveRetry <= 0 {
+		cfg.SaveRetry = DefaultSaveRetry
 	}
 	return &Host{cfg: cfg}
 }
@@ -116,6 +126,7 @@ type Spec struct {
 	// Output is the run, status RUNNING.
 	Output *run.Output
 	// Session is the run's session; the host saves it with the run.
+	// Required when the host has a store.
 	Session *storage.Session
 	// First is the run's first event: RunStarted, or RunContinued.
 	First run.Event
@@ -270,7 +281,7 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 		err = p.Prepare(ctx, r)
 	}
 	if err == nil && spec.Persist {
-		err = r.save(ctx)
+		err = r.saveRetrying(ctx)
 		if err == nil && spec.Claim != nil {
 			if err = h.settleClaim(ctx, r, exec.Queued); err != nil {
 				var busy *run.SessionBusyError
@@ -338,6 +349,9 @@ func (h *Host) finish(parent context.Context, exec run.Execution, r *Run, err er
 	out := r.out
 	r.Lock()
 	r.sync(true)
+	if out.Metrics == nil {
+		out.Metrics = &run.RunMetrics{}
+	}
 	out.Metrics.StopTimer(h.cfg.Now())
 	r.Unlock()
 	paused := errors.Is(err, ErrPaused) && parent.Err() == nil
@@ -357,12 +371,20 @@ func (h *Host) finish(parent context.Context, exec run.Execution, r *Run, err er
 	}
 	final := run.TerminalEvent(out, err, errorType(err))
 	r.record(final)
-	saveErr := r.saveFinal(parent, exec.DeferFailure)
-	r.deliver(final)
-	if saveErr != nil {
-		h.cfg.Logger.ErrorContext(parent, "saving run failed", "run_id", out.RunID, "error", saveErr)
-		return out, errors.Join(err, saveErr)
+	if saveErr := r.saveFinal(parent, exec.DeferFailure); saveErr != nil {
+		// The run's end is not in the database: say so instead of an end a
+		// reader of the run could not find. A store out of reach is a
+		// failure another attempt may not meet (the durable queue runs it
+		// again, its completed steps taken from the journal).
+		h.cfg.Logger.ErrorContext(parent, "saving the finished run failed", "run_id", out.RunID, "status", out.Status, "error", saveErr)
+		failure := fmt.Errorf("run %s ended %s but could not be saved: %w", out.RunID, out.Status, saveErr)
+		if storage.Transient(saveErr) || errors.Is(saveErr, context.DeadlineExceeded) {
+			failure = run.Classify(run.ClassStorageUnavailable, failure)
+		}
+		r.Emit(&run.RunError{Content: failure.Error(), ErrorType: run.ErrorTypeOf(failure)})
+		return out, errors.Join(err, failure)
 	}
+	r.deliver(final)
 	return out, err
 }
 

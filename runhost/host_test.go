@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/run"
@@ -306,4 +307,67 @@ func TestHostParked(t *testing.T) {
 	}
 	require.Equal(t, []string{run.EventRunPaused}, names)
 	require.Zero(t, turn.attempts.Load())
+}
+
+// flakyStore fails SaveRun with a Postgres admin shutdown (57P01) while
+// down is above zero, counting down at each try.
+type flakyStore struct {
+	storage.Store
+	down  atomic.Int32
+	tries atomic.Int32
+}
+
+func (f *flakyStore) SaveRun(ctx context.Context, s *storage.Session, rec storage.RunRecord) (*storage.Session, storage.RunRecord, error) {
+	f.tries.Add(1)
+	if f.down.Add(-1) >= 0 {
+		return nil, storage.RunRecord{}, fmt.Errorf("save: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
+	}
+	return f.Store.SaveRun(ctx, s, rec)
+}
+
+// TestHostSaveRidesOutADatabaseRestart: a final save refused once by a
+// restarting Postgres is tried again and the run completes normally, its
+// metrics counted once in the session.
+func TestHostSaveRidesOutADatabaseRestart(t *testing.T) {
+	store := &flakyStore{Store: openStore(t)}
+	host := runhost.New(runhost.Config{Store: store, Sleep: func(context.Context, time.Duration) error { return nil }})
+	turn := &scriptedTurn{answer: "saved at last"}
+	turn.during = func(context.Context, *runhost.Run) { store.down.Store(1) } // the restart hits the final save
+	var last run.Event
+	for event, err := range host.Execute(t.Context(), run.Execution{}, opener(turn)) {
+		require.NoError(t, err)
+		last = event
+	}
+	require.IsType(t, &run.RunCompleted{}, last)
+	stored := storedRun(t, store, "r1")
+	require.Equal(t, run.StatusCompleted, stored.Status)
+	require.Equal(t, "saved at last", stored.Content)
+	require.Equal(t, int32(3), store.tries.Load(), "the RUNNING row, the refused final save, the final save again")
+}
+
+// TestHostStoreDownEndsStorageUnavailable: a store that stays down past
+// the save's retry budget ends the run with RunError storage_unavailable, a
+// failure the durable queue may retry — never with a RunCompleted whose run
+// a reader cannot find.
+func TestHostStoreDownEndsStorageUnavailable(t *testing.T) {
+	store := &flakyStore{Store: openStore(t)}
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	sleep := func(_ context.Context, d time.Duration) error { now.Add(int64(d)); return nil } // time passes only in waits
+	host := runhost.New(runhost.Config{Store: store, Now: clock, Sleep: sleep, SaveRetry: 10 * time.Second})
+	turn := &scriptedTurn{answer: "lost?"}
+	turn.during = func(context.Context, *runhost.Run) { store.down.Store(1 << 20) }
+	var last run.Event
+	for event, err := range host.Execute(t.Context(), run.Execution{}, opener(turn)) {
+		require.NoError(t, err)
+		last = event
+	}
+	failed, ok := last.(*run.RunError)
+	require.True(t, ok, "got %T", last)
+	require.Equal(t, "storage_unavailable", failed.ErrorType)
+	require.Contains(t, failed.Content, "could not be saved")
+	require.False(t, run.PermanentErrorType(failed.ErrorType), "the queue may run it again")
+	require.Greater(t, store.tries.Load(), int32(3), "the save was tried again before giving up")
+	require.Equal(t, run.StatusRunning, storedRun(t, store.Store, "r1").Status, "the row is as last saved")
 }

@@ -2,6 +2,7 @@ package runhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,6 +23,9 @@ type Run struct {
 	// turn's other goroutines (see [Run.Lock]).
 	mu      sync.Mutex
 	session *storage.Session
+	// counted is set once the completed run's metrics were added to the
+	// session.
+	counted bool
 
 	// emu orders the events and guards the consumer's state.
 	emu    sync.Mutex
@@ -117,13 +121,42 @@ func (r *Run) stopped() bool {
 
 // SaveProgress saves the run in flight, status RUNNING, when it is
 // persisted: a turn calls it after each batch of tool results, so readers
-// see the run progress and a crash keeps what it did.
+// see the run progress and a crash keeps what it did. A database that is
+// briefly unreachable is waited for (see [Config.SaveRetry]).
 func (r *Run) SaveProgress(ctx context.Context) error {
 	if !r.spec.Persist {
 		return nil
 	}
-	return r.save(ctx)
+	return r.saveRetrying(ctx)
 }
+
+// saveRetrying saves the run, trying again after a transient failure of
+// the database ([storage.Transient]: a restart, a dropped connection, a
+// busy SQLite file) with a doubling delay, for up to Config.SaveRetry or
+// until ctx ends. Every failed try is logged with the run's id.
+func (r *Run) saveRetrying(ctx context.Context) error {
+	cfg := r.host.cfg
+	deadline := cfg.Now().Add(cfg.SaveRetry)
+	delay := saveRetryFirst
+	for {
+		err := r.save(ctx)
+		if err == nil || !storage.Transient(err) || ctx.Err() != nil || !cfg.Now().Add(delay).Before(deadline) {
+			return err
+		}
+		cfg.Logger.WarnContext(ctx, "saving the run failed; trying again", "run_id", r.out.RunID, "status", r.out.Status,
+			"retry_in", delay, "error", err)
+		if err := cfg.Sleep(ctx, delay); err != nil {
+			return errors.Join(err, ctx.Err())
+		}
+		delay = min(2*delay, saveRetryMax)
+	}
+}
+
+// The delays between tries of a save.
+const (
+	saveRetryFirst = 100 * time.Millisecond
+	saveRetryMax   = 5 * time.Second
+)
 
 // save writes the session (with the run's metrics once it completed) and
 // the run, as one transaction.
@@ -136,8 +169,10 @@ func (r *Run) save(ctx context.Context) error {
 	defer r.mu.Unlock()
 	r.sync(false)
 	session := r.session
-	if r.out.Status == run.StatusCompleted {
+	if r.out.Status == run.StatusCompleted && !r.counted {
+		// Once: a save tried again must not count the run twice.
 		session.AddRunMetrics(r.out.Metrics)
+		r.counted = true
 	}
 	stored, _, err := store.SaveRun(ctx, session, storage.RunRecord{SessionID: session.SessionID, UserID: r.out.UserID, Run: r.out})
 	if err != nil {
@@ -155,16 +190,17 @@ func (r *Run) sync(final bool) {
 }
 
 // saveFinal saves the run's final state under a context of its own, so a
-// cancelled run is still recorded. With deferred set a failed run is saved
-// RUNNING, for the caller to settle; the output keeps its ERROR status.
+// cancelled run is still recorded, trying again while the database is
+// briefly unreachable. With deferred set a failed run is saved RUNNING, for
+// the caller to settle; the output keeps its ERROR status.
 func (r *Run) saveFinal(parent context.Context, deferred bool) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), persistTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), max(persistTimeout, r.host.cfg.SaveRetry+persistTimeout))
 	defer cancel()
 	deferred = deferred && r.out.Status == run.StatusError
 	if deferred {
 		r.out.Status = run.StatusRunning
 	}
-	err := r.save(ctx)
+	err := r.saveRetrying(ctx)
 	if deferred {
 		r.out.Status = run.StatusError
 	}
