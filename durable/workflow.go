@@ -705,14 +705,8 @@ func executeContinue(ctx context.Context, continuer run.Continuer, req *run.Cont
 // and journal on its context.
 func under(ctx context.Context, exec run.Execution, stream func(context.Context) iter.Seq2[run.Event, error]) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		if exec.TimeLimit > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = run.WithTimeLimit(ctx, exec.TimeLimit)
-			defer cancel()
-		}
-		if exec.Journal != nil {
-			ctx = run.WithJournal(ctx, exec.Journal)
-		}
+		ctx, cancel := exec.Context(ctx)
+		defer cancel()
 		for event, err := range stream(ctx) {
 			if !yield(event, err) {
 				return

@@ -31,6 +31,20 @@ type Execution struct {
 	Journal Journal
 }
 
+// Context applies the execution's time limit ([WithTimeLimit]) and journal
+// ([WithJournal]) to ctx, as a runner that takes no Execution sees them.
+// Call cancel when the run is over.
+func (e Execution) Context(ctx context.Context) (_ context.Context, cancel context.CancelFunc) {
+	cancel = func() {}
+	if e.TimeLimit > 0 {
+		ctx, cancel = WithTimeLimit(ctx, e.TimeLimit)
+	}
+	if e.Journal != nil {
+		ctx = WithJournal(ctx, e.Journal)
+	}
+	return ctx, cancel
+}
+
 // Executor is a [Runner] that takes an explicit [Execution]: the durable
 // queue executes its runs this way. Stream and Continue are Execute and
 // ExecuteContinue with the zero Execution.

@@ -255,14 +255,8 @@ func (h *Host) Collect(ctx context.Context, exec run.Execution, open Opener) (*r
 
 // drive opens a run and runs it to its end.
 func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yield func(run.Event, error) bool) (*run.Output, error) {
-	if exec.TimeLimit > 0 {
-		var cancel context.CancelFunc
-		parent, cancel = run.WithTimeLimit(parent, exec.TimeLimit)
-		defer cancel()
-	}
-	if exec.Journal != nil {
-		parent = run.WithJournal(parent, exec.Journal)
-	}
+	parent, stop := exec.Context(parent)
+	defer stop()
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	spec, err := open(ctx, exec)
