@@ -20,11 +20,11 @@ import (
 // durable queue's stream for a run another replica executes.
 
 // withStreamed returns out as a client should see it: unchanged for a run
-// that is over, and for one in flight a copy whose content is the text
-// streamed so far when that is longer than what the row holds.
+// that is over or has not started, and for one RUNNING a copy whose content
+// is the text streamed so far when that is longer than what the row holds.
 func (o *OS) withStreamed(ctx context.Context, out *run.Output) *run.Output {
-	if out == nil || (out.Status != run.StatusRunning && out.Status != run.StatusPending) {
-		return out
+	if out == nil || out.Status != run.StatusRunning {
+		return out // over, or not started (a PENDING run has streamed nothing yet)
 	}
 	stored, _ := out.Content.(string)
 	if out.Content != nil && stored == "" {
