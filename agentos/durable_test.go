@@ -205,16 +205,10 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 	// The stream holds what A wrote after the run's first step (RunStarted):
 	// events reach the durable stream step by step.
 	resp := b.postForm(t, "/agents/assistant/runs/"+runID+"/resume", url.Values{"last_event_index": {"-1"}, "session_id": {"x"}})
-	framesCh := make(chan []frame, 1)
-	go func() { framesCh <- readFrames(t, resp.Body) }()
-	time.Sleep(200 * time.Millisecond)
+	live := liveFrames(t, resp.Body)
+	frames := framesUntil(t, live, "subscribed", 30*time.Second) // B follows the run
 	close(release)
-	var frames []frame
-	select {
-	case frames = <-framesCh:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the resumed stream on B did not end with the run")
-	}
+	frames = append(frames, framesUntil(t, live, "", 30*time.Second)...)
 	names := frameNames(frames)
 	require.Equal(t, "catch_up", names[0], names)
 	require.Contains(t, names, "subscribed")

@@ -210,7 +210,7 @@ func TestCancelBackgroundClaudeRun(t *testing.T) {
 	requireStatus(t, resp, http.StatusAccepted)
 	runID := decode[map[string]any](t, resp)["run_id"].(string)
 	waitRunning(t, rig.store, "s2")
-	time.Sleep(500 * time.Millisecond) // the CLI is waiting on the model
+	waitModelCall(t, rig.api, "slowly [[sleep:20]]")
 
 	cancelled := time.Now()
 	cancel, err := http.PostForm(a.URL+"/agents/coder/runs/"+runID+"/cancel", url.Values{"session_id": {"s2"}})
@@ -218,13 +218,10 @@ func TestCancelBackgroundClaudeRun(t *testing.T) {
 	cancel.Body.Close()
 	require.Equal(t, http.StatusOK, cancel.StatusCode)
 	var status string
-	for time.Since(cancelled) < 5*time.Second {
+	poll(t, 5*time.Second, 20*time.Millisecond, func() bool {
 		status, _ = a.getRun(t, runID, "s2")["status"].(string)
-		if status == "CANCELLED" {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return status == "CANCELLED"
+	}, "the cancelled run did not end CANCELLED")
 	elapsed := time.Since(cancelled)
 	require.Equal(t, "CANCELLED", status)
 	require.Less(t, elapsed, time.Second, "cancel ends the run within a second")
@@ -238,17 +235,30 @@ func TestCancelBackgroundClaudeRun(t *testing.T) {
 // waitRunning waits for the session's RUNNING run and returns its id.
 func waitRunning(t *testing.T, store storage.Store, sessionID string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var runID string
+	poll(t, 10*time.Second, 10*time.Millisecond, func() bool {
 		recs, _, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: sessionID, Statuses: []run.Status{run.StatusRunning}})
 		require.NoError(t, err)
 		if len(recs) > 0 {
-			return recs[0].Run.RunID
+			runID = recs[0].Run.RunID
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no run of session %s is RUNNING", sessionID)
-	return ""
+		return runID != ""
+	}, "no run of session %s is RUNNING", sessionID)
+	return runID
+}
+
+// waitModelCall waits until the fake model API received a request whose
+// messages hold marker: the CLI is in its turn, waiting on the model.
+func waitModelCall(t *testing.T, api *fakeanthropic.Server, marker string) {
+	t.Helper()
+	poll(t, 30*time.Second, 10*time.Millisecond, func() bool {
+		for _, req := range api.Requests() {
+			if strings.Contains(requestMessages(req), marker) {
+				return true
+			}
+		}
+		return false
+	}, "the CLI never asked the model about %q", marker)
 }
 
 // countRuns counts a session's stored runs.
@@ -510,7 +520,7 @@ func TestClaudeOnTheDurableQueue(t *testing.T) {
 	requireStatus(t, slow, http.StatusAccepted)
 	slowID := decode[map[string]any](t, slow)["run_id"].(string)
 	waitRunning(t, rig.store, "q2")
-	time.Sleep(500 * time.Millisecond)
+	waitModelCall(t, rig.api, "very slow [[sleep:20]]")
 	cancelled := time.Now()
 	cancel, err := http.PostForm(a.URL+"/agents/coder/runs/"+slowID+"/cancel", url.Values{"session_id": {"q2"}})
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package agentos_test
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -78,11 +80,21 @@ type frame struct {
 	event string
 	data  map[string]any
 	raw   string
+	err   error // decoding data
 }
 
 func readFrames(t *testing.T, body io.Reader) []frame {
 	t.Helper()
 	var frames []frame
+	scanFrames(body, func(f frame) {
+		require.NoError(t, f.err)
+		frames = append(frames, f)
+	})
+	return frames
+}
+
+// scanFrames calls yield with each SSE frame of body, in order.
+func scanFrames(body io.Reader, yield func(frame)) {
 	scanner := bufio.NewScanner(body)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	var current frame
@@ -93,15 +105,79 @@ func readFrames(t *testing.T, body io.Reader) []frame {
 			current.event = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
 			current.raw = strings.TrimPrefix(line, "data: ")
-			require.NoError(t, json.Unmarshal([]byte(current.raw), &current.data))
+			current.err = json.Unmarshal([]byte(current.raw), &current.data)
 		case line == "":
 			if current.event != "" {
-				frames = append(frames, current)
+				yield(current)
 			}
 			current = frame{}
 		}
 	}
-	return frames
+}
+
+// liveFrames reads an SSE body as it arrives, in a goroutine: each frame
+// goes to the channel, which is closed at the end of the body.
+func liveFrames(t *testing.T, body io.Reader) <-chan frame {
+	t.Helper()
+	ch := make(chan frame, 64)
+	go func() {
+		defer close(ch)
+		scanFrames(body, func(f frame) {
+			if f.err != nil {
+				t.Errorf("frame %s: %v", f.event, f.err)
+			}
+			ch <- f
+		})
+	}()
+	return ch
+}
+
+// framesUntil collects frames from a live stream up to the first one named
+// name, included; with name empty, up to the end of the stream. It fails
+// after within.
+func framesUntil(t *testing.T, frames <-chan frame, name string, within time.Duration) []frame {
+	t.Helper()
+	timeout := time.NewTimer(within)
+	defer timeout.Stop()
+	var got []frame
+	for {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				if name != "" {
+					t.Fatalf("the stream ended before %s: %v", name, frameNames(got))
+				}
+				return got
+			}
+			got = append(got, f)
+			if name != "" && f.event == name {
+				return got
+			}
+		case <-timeout.C:
+			t.Fatalf("no %q within %v: %v", cmp.Or(name, "end of the stream"), within, frameNames(got))
+		}
+	}
+}
+
+// poll calls check every tick until it reports true, and fails the test
+// with msg when within passes first. Unlike require.Eventually it calls
+// check on the test's goroutine, so check may use require.
+func poll(t *testing.T, within, tick time.Duration, check func() bool, msg string, args ...any) {
+	t.Helper()
+	timeout := time.NewTimer(within)
+	defer timeout.Stop()
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for !check() {
+		select {
+		case <-ticker.C:
+		case <-timeout.C:
+			if !check() {
+				t.Fatalf(msg, args...)
+			}
+			return
+		}
+	}
 }
 
 func frameNames(frames []frame) []string {

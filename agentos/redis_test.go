@@ -1,10 +1,7 @@
 package agentos_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"net/url"
@@ -46,34 +43,6 @@ func newRedisReplica(t *testing.T, path, executor string, m model.Model, rdb *re
 	ts := httptest.NewServer(os)
 	t.Cleanup(ts.Close)
 	return &server{Server: ts, store: store, os: os}
-}
-
-// liveFrames parses SSE frames from body as they arrive.
-func liveFrames(t *testing.T, body io.Reader) <-chan frame {
-	out := make(chan frame, 64)
-	go func() {
-		defer close(out)
-		scanner := bufio.NewScanner(body)
-		scanner.Buffer(make([]byte, 1<<20), 1<<20)
-		var current frame
-		for scanner.Scan() {
-			line := scanner.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				current.event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				current.raw = strings.TrimPrefix(line, "data: ")
-				if err := json.Unmarshal([]byte(current.raw), &current.data); err != nil {
-					t.Errorf("frame data %q: %v", current.raw, err)
-					return
-				}
-			case line == "" && current.event != "":
-				out <- current
-				current = frame{}
-			}
-		}
-	}()
-	return out
 }
 
 // TestResumeOnAnotherReplicaLiveThroughRedis: replica B resumes a run that

@@ -80,16 +80,10 @@ func TestResumeFollowsARunInFlight(t *testing.T) {
 
 	resp := s.postForm(t, "/agents/assistant/runs/"+runID+"/resume", url.Values{"last_event_index": {"0"}, "session_id": {"s1"}})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	framesCh := make(chan []frame, 1)
-	go func() { framesCh <- readFrames(t, resp.Body) }()
-	time.Sleep(50 * time.Millisecond) // the resumed stream is following the run
+	live := liveFrames(t, resp.Body)
+	frames := framesUntil(t, live, "subscribed", 10*time.Second) // the resumed stream follows the run
 	close(release)
-	var frames []frame
-	select {
-	case frames = <-framesCh:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the resumed stream did not end with the run")
-	}
+	frames = append(frames, framesUntil(t, live, "", 10*time.Second)...)
 	names := frameNames(frames)
 	require.Equal(t, "catch_up", names[0])
 	require.Equal(t, []string{"ToolCallStarted"}, names[1:2], "the event missed after index 0 (RunStarted)")

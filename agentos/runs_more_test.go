@@ -191,15 +191,13 @@ func pollRun(t *testing.T, s *server, runID, sessionID string) map[string]any {
 // pollRunOf waits for a run of the given agent to end and returns it.
 func pollRunOf(t *testing.T, s *server, agentID, runID, sessionID string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out := decode[map[string]any](t, s.get(t, "/agents/"+agentID+"/runs/"+runID+"?session_id="+sessionID))
-		if status, _ := run.ParseStatus(out["status"].(string)); status.Terminal() {
-			return out
-		}
-		require.True(t, time.Now().Before(deadline), "run %s still %s", runID, out["status"])
-		time.Sleep(20 * time.Millisecond)
-	}
+	var out map[string]any
+	poll(t, 10*time.Second, 20*time.Millisecond, func() bool {
+		out = decode[map[string]any](t, s.get(t, "/agents/"+agentID+"/runs/"+runID+"?session_id="+sessionID))
+		status, _ := run.ParseStatus(out["status"].(string))
+		return status.Terminal()
+	}, "run %s still not over", runID)
+	return out
 }
 
 // TestBackgroundRun: background=true answers 202 with a PENDING run, which

@@ -104,6 +104,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 				wg.Go(func() { ids[i] = benchSubmit(b, q, fmt.Sprintf("s-%d", i%32)) })
 			}
 			wg.Wait()
+			poll := time.NewTicker(2 * time.Millisecond)
+			defer poll.Stop()
+			timeout := time.NewTimer(time.Minute + time.Duration(b.N)*100*time.Millisecond)
+			defer timeout.Stop()
 			for _, id := range ids {
 				for {
 					rec, err := store.GetRun(b.Context(), id, "")
@@ -113,7 +117,11 @@ func BenchmarkEndToEnd(b *testing.B) {
 					if err == nil && rec.Run.Status.Terminal() {
 						b.Fatalf("run %s ended %s", id, rec.Run.Status)
 					}
-					time.Sleep(2 * time.Millisecond)
+					select {
+					case <-poll.C:
+					case <-timeout.C:
+						b.Fatalf("run %s did not complete", id)
+					}
 				}
 			}
 			b.ReportMetric(float64(b.N)/time.Since(started).Seconds(), "runs/s")

@@ -43,6 +43,23 @@ func testLaunchRefusesALiveExecutorID(t *testing.T) {
 	require.Equal(t, int32(1), b.calls.Load(), "the refused queue did not run the run again")
 }
 
+// TestLaunchHeartbeatsBeforeRunning: a replica that dies the moment its
+// launch returns — before its heartbeat loop had a turn — has left a
+// heartbeat row already, so the other replicas see it go silent and take
+// its runs over after the lock grace.
+func TestLaunchHeartbeatsBeforeRunning(t *testing.T) { onBoth(t, testLaunchHeartbeatsBeforeRunning) }
+
+func testLaunchHeartbeatsBeforeRunning(t *testing.T) {
+	f := newFixture(t, nil, nil, nil)
+	replica := f.open(t, "exec-2", nil)
+	require.NoError(t, replica.Launch())
+	durable.Crash(replica)
+	age, found, err := durable.Heartbeat(t.Context(), f.queue, "exec-2")
+	require.NoError(t, err)
+	require.True(t, found, "the launch wrote the replica's heartbeat")
+	require.Less(t, age, durable.DefaultLockGrace, "written at the launch")
+}
+
 // TestLaunchAfterTheHolderDied: the executor id's last holder is gone, so a
 // queue launched with it is not refused, and resumes the holder's run —
 // with the default max_attempts, from its last completed step. A holder

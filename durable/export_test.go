@@ -28,3 +28,19 @@ ON CONFLICT (executor_id) DO UPDATE SET seen_at = excluded.seen_at`, h.table(), 
 	}
 	return nil
 }
+
+// Heartbeat reads the heartbeat row of executor: how long ago it last beat
+// by the database's clock, and whether it has a row at all.
+func Heartbeat(ctx context.Context, q *Queue, executor string) (age time.Duration, found bool, err error) {
+	h := &heartbeats{eng: q.eng, id: executor, grace: q.cfg.LockGrace}
+	_, age, found, err = h.lastSeen(ctx)
+	return age, found, err
+}
+
+// Executing reports whether q executes the run: doing its work, or parked
+// while it waits for a person.
+func Executing(q *Queue, runID string) bool { return len(q.runningIDs(runID)) == 1 }
+
+// WaitIdle waits up to timeout until no run does work in q: each one it
+// executes has ended or parked.
+func WaitIdle(q *Queue, timeout time.Duration) bool { return q.waitIdle(timeout) }

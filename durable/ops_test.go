@@ -166,7 +166,7 @@ func TestRequeueFailedRunKeepsCompletedSteps(t *testing.T) {
 	ahead.Store(int64(durable.RequeueGrace + time.Second))
 	requeued, err := f.queue.Requeue(t.Context(), accepted.RunID, durable.RequeueOptions{})
 	require.NoError(t, err)
-	require.Contains(t, []durable.JobStatus{durable.JobQueued, durable.JobRunning, durable.JobCompleted}, requeued.Status)
+	require.Equal(t, durable.JobQueued, requeued.Status, "the job as it was queued again, whether or not a worker took it since")
 	require.Equal(t, 1, requeued.Attempts, "one attempt so far")
 
 	out := f.wait(t, accepted.RunID)

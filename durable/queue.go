@@ -165,6 +165,7 @@ type Queue struct {
 	mu       sync.Mutex
 	running  map[string]*journal // runs executing here, by run id
 	working  int                 // runs doing work here (not parked)
+	busy     chan struct{}       // closed when working drops to zero; nil while it is zero
 	draining bool                // Shutdown began: no new run starts here
 
 	stop    context.CancelFunc // ends the background loops
@@ -259,6 +260,12 @@ func (q *Queue) Launch() error {
 	err := h.ensure(check)
 	if err == nil {
 		err = h.refuseLive(check, q.log)
+	}
+	if err == nil {
+		// The first heartbeat lands before any run starts here: an executor
+		// that dies before its beat loop wrote a row would be invisible to
+		// the other replicas, its runs never taken over.
+		err = h.beat(check)
 	}
 	cancel()
 	if err != nil {
@@ -417,18 +424,32 @@ func (q *Queue) halt(handBack bool, wait time.Duration) error {
 
 // waitIdle waits up to timeout until no run does work here.
 func (q *Queue) waitIdle(timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		q.mu.Lock()
-		idle := q.working == 0
-		q.mu.Unlock()
-		if idle {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
+	q.mu.Lock()
+	busy := q.busy
+	q.mu.Unlock()
+	if busy == nil {
+		return true
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-busy:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// work changes by delta the count of runs doing work here, and signals
+// waitIdle when it drops to zero. The caller holds q.mu.
+func (q *Queue) work(delta int) {
+	if q.working == 0 && delta > 0 {
+		q.busy = make(chan struct{})
+	}
+	q.working += delta
+	if q.working == 0 && q.busy != nil {
+		close(q.busy)
+		q.busy = nil
 	}
 }
 
@@ -440,7 +461,7 @@ func (q *Queue) begin() bool {
 	if q.draining {
 		return false
 	}
-	q.working++
+	q.work(1)
 	return true
 }
 
@@ -448,7 +469,7 @@ func (q *Queue) begin() bool {
 // continuation was accepted.
 func (q *Queue) resume() {
 	q.mu.Lock()
-	q.working++
+	q.work(1)
 	q.mu.Unlock()
 }
 
@@ -456,7 +477,7 @@ func (q *Queue) resume() {
 // interrupted.
 func (q *Queue) end() {
 	q.mu.Lock()
-	q.working--
+	q.work(-1)
 	q.mu.Unlock()
 }
 

@@ -110,18 +110,44 @@ func newRunID() string {
 	return "run-" + time.Now().Format("150405.000000") + "-" + string(rune('a'+runCounter.Add(1)%26))
 }
 
+// runTimeout bounds the wait for a run to end: generous, since the machine
+// may be busy.
+const runTimeout = 45 * time.Second
+
+// quietWindow is how long a negative check watches for something that must
+// not happen (a run starting while its session is held): long enough for
+// the queue to poll many times (the fixture polls every 10 ms), short
+// enough to keep the tests fast.
+const quietWindow = 150 * time.Millisecond
+
 // wait polls a run until it is terminal (PAUSED does not count).
 func (f *fixture) wait(t *testing.T, runID string) *run.Output {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second) // generous: the machine may be busy
-	for {
+	var out *run.Output
+	require.Eventually(t, func() bool {
 		rec, err := f.store.GetRun(t.Context(), runID, "")
-		if err == nil && rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused {
-			return rec.Run
+		if err != nil || !rec.Run.Status.Terminal() || rec.Run.Status == run.StatusPaused {
+			return false
 		}
-		require.True(t, time.Now().Before(deadline), "run %s not terminal", runID)
-		time.Sleep(10 * time.Millisecond)
-	}
+		out = rec.Run
+		return true
+	}, runTimeout, 10*time.Millisecond, "run %s not terminal", runID)
+	return out
+}
+
+// staysPending checks, for quietWindow, that none of the runs leaves
+// PENDING.
+func (f *fixture) staysPending(t *testing.T, why string, runIDs ...string) {
+	t.Helper()
+	require.Never(t, func() bool {
+		for _, id := range runIDs {
+			rec, err := f.store.GetRun(t.Context(), id, "")
+			if err != nil || rec.Run.Status != run.StatusPending {
+				return true
+			}
+		}
+		return false
+	}, quietWindow, 10*time.Millisecond, why)
 }
 
 func TestSubmittedRunCompletes(t *testing.T) { onBoth(t, testSubmittedRunCompletes) }
@@ -221,12 +247,7 @@ func testQueueDepthAndFIFO(t *testing.T) {
 	_, err = f.submit(t, "s2", "over", "")
 	require.ErrorIs(t, err, durable.ErrQueueFull, "three runs are in the queue (one running, two waiting)")
 
-	time.Sleep(100 * time.Millisecond)
-	for _, id := range later {
-		rec, err := f.store.GetRun(t.Context(), id, "")
-		require.NoError(t, err)
-		require.Equal(t, run.StatusPending, rec.Run.Status, "a session runs one run at a time")
-	}
+	f.staysPending(t, "a session runs one run at a time", later...)
 	b.open()
 	require.Equal(t, "1", f.wait(t, first.RunID).Content)
 	require.Equal(t, "2", f.wait(t, later[0]).Content, "submission order")
@@ -330,10 +351,7 @@ func TestPausedRunParksItsSession(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	next, err := f.submit(t, "s1", "then this", "")
 	require.NoError(t, err)
-	time.Sleep(150 * time.Millisecond)
-	rec, err := f.store.GetRun(t.Context(), next.RunID, "")
-	require.NoError(t, err)
-	require.Equal(t, run.StatusPending, rec.Run.Status, "the session waits for the paused run")
+	f.staysPending(t, "the session waits for the paused run", next.RunID)
 
 	parked, err := f.queue.Parked(t.Context(), paused.RunID, "")
 	require.NoError(t, err)

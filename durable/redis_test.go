@@ -96,11 +96,12 @@ type following struct {
 	mu      sync.Mutex
 	entries []eventlog.Entry
 	err     error
+	grew    chan struct{} // closed, and replaced, when an entry arrives
 	done    chan struct{}
 }
 
 func follow(t *testing.T, q *durable.Queue, runID string) *following {
-	f := &following{done: make(chan struct{})}
+	f := &following{grew: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		for e, err := range q.Events(t.Context(), runID, -1, true) {
@@ -109,6 +110,8 @@ func follow(t *testing.T, q *durable.Queue, runID string) *following {
 				f.err = err
 			} else {
 				f.entries = append(f.entries, e)
+				close(f.grew)
+				f.grew = make(chan struct{})
 			}
 			f.mu.Unlock()
 			if err != nil {
@@ -125,13 +128,27 @@ func (f *following) seen() []eventlog.Entry {
 	return append([]eventlog.Entry(nil), f.entries...)
 }
 
-// waitFor polls until cond holds for what was seen.
+// waitFor waits until cond holds for what was seen, checking it again as
+// each entry arrives.
 func (f *following) waitFor(t *testing.T, within time.Duration, cond func([]eventlog.Entry) bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond(f.seen()) {
-		require.True(t, time.Now().Before(deadline), "%s; seen %v", what, summary(f.seen()))
-		time.Sleep(5 * time.Millisecond)
+	timeout := time.NewTimer(within)
+	defer timeout.Stop()
+	for {
+		f.mu.Lock()
+		seen, grew := append([]eventlog.Entry(nil), f.entries...), f.grew
+		f.mu.Unlock()
+		if cond(seen) {
+			return
+		}
+		select {
+		case <-grew:
+		case <-f.done:
+			require.True(t, cond(f.seen()), "the follow ended: %s; seen %v", what, summary(f.seen()))
+			return
+		case <-timeout.C:
+			t.Fatalf("%s; seen %v", what, summary(f.seen()))
+		}
 	}
 }
 

@@ -220,11 +220,12 @@ func TestPausedRunSurvivesShutdown(t *testing.T) {
 		}
 	}()
 	f.queue = f.start(t, "exec-1", nil)
-	require.Eventually(t, func() bool {
-		ok, err := f.queue.Parked(t.Context(), paused.RunID, "")
-		return err == nil && ok
-	}, 10*time.Second, 10*time.Millisecond, "parked again after the restart")
-	time.Sleep(200 * time.Millisecond) // the replay has reached the pause
+	require.Eventually(t, func() bool { return durable.Executing(f.queue, paused.RunID) }, 10*time.Second, 10*time.Millisecond,
+		"the restarted queue replays the run")
+	require.True(t, durable.WaitIdle(f.queue, 10*time.Second), "the replay reaches the pause")
+	parked, err := f.queue.Parked(t.Context(), paused.RunID, "")
+	require.NoError(t, err)
+	require.True(t, parked, "parked again after the restart")
 	close(watching)
 	<-watched
 	require.Equal(t, map[run.Status]bool{run.StatusPaused: true}, seen, "the row reads PAUSED throughout the replay")

@@ -80,10 +80,15 @@ func TestFollowTailsLiveEventsUntilFinished(t *testing.T) {
 	info, _ := log.Lookup("r1")
 	require.Equal(t, eventlog.Info{Status: run.StatusPending, LastIndex: -1}, info)
 
-	items, ok := log.Follow(t.Context(), "r1", -1, 10*time.Millisecond)
+	// Bounded: without an idle report the follow ends here, and the test
+	// fails below instead of hanging.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	items, ok := log.Follow(ctx, "r1", -1, 10*time.Millisecond)
 	require.True(t, ok)
+	silence := make(chan struct{}) // closed at the first idle report
 	go func() {
-		time.Sleep(40 * time.Millisecond) // long enough for idle reports
+		<-silence
 		log.Append(content("r1", "x"))
 		log.Append(content("r1", "y"))
 		log.Finish("r1", run.StatusCompleted)
@@ -92,7 +97,9 @@ func TestFollowTailsLiveEventsUntilFinished(t *testing.T) {
 	idle := 0
 	for item := range items {
 		if item.Idle {
-			idle++
+			if idle++; idle == 1 {
+				close(silence)
+			}
 			continue
 		}
 		texts = append(texts, text(t, item.Entry))

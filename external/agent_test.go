@@ -806,10 +806,15 @@ func TestAgentQueuedRunWaitsForBusySession(t *testing.T) {
 		defer close(queuedDone)
 		queuedOut, queuedErr = agent.RunWith(t.Context(), &run.Input{InputContent: "second", SessionID: "s", RunID: "r2"}, run.Execution{Queued: true})
 	}()
+	// A negative check, over a bounded window: the queued run polls its
+	// session every 5 ms, so it would have started many times over.
+	const stillWaiting = 60 * time.Millisecond
+	window := time.NewTimer(stillWaiting)
+	defer window.Stop()
 	select {
 	case <-queuedDone:
 		t.Fatalf("a queued run on a busy session must wait, got %v", queuedErr)
-	case <-time.After(60 * time.Millisecond):
+	case <-window.C:
 	}
 	require.Len(t, driver.turns(), 1, "the queued run has not started")
 
@@ -1218,13 +1223,18 @@ func TestAgentPersistOnStart(t *testing.T) {
 
 func TestAgentHeartbeatKeepsEvents(t *testing.T) {
 	// With a short StaleAfter the heartbeat saves the row while the driver
-	// emits events that store_events keeps.
+	// emits events that store_events keeps: mid-turn, the driver waits for
+	// a save that holds the events emitted so far, then emits the rest.
 	store := openTestStore(t)
 	const deltas = 40
 	driver := script(func(ctx context.Context, req *external.TurnRequest) (*external.TurnResult, error) {
-		for range deltas {
+		for i := range deltas {
 			req.Emit(&run.RunContent{Content: "x"})
-			time.Sleep(time.Millisecond)
+			if i == deltas/2 {
+				if err := awaitStoredEvents(ctx, store, "r1", i+2); err != nil { // RunStarted and i+1 deltas
+					return nil, err
+				}
+			}
 		}
 		return &external.TurnResult{Content: strings.Repeat("x", deltas)}, nil
 	})
@@ -1238,6 +1248,25 @@ func TestAgentHeartbeatKeepsEvents(t *testing.T) {
 	require.Len(t, stored.Events, deltas+2)
 	require.Equal(t, run.EventRunStarted, stored.Events[0].EventName())
 	require.Equal(t, run.EventRunCompleted, stored.Events[deltas+1].EventName())
+}
+
+// awaitStoredEvents waits until the stored row of a run in flight holds at
+// least n events.
+func awaitStoredEvents(ctx context.Context, store storage.Store, runID string, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		if rec, err := store.GetRun(ctx, runID, ""); err == nil && len(rec.Run.Events) >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no save of run %s held %d events: %w", runID, n, ctx.Err())
+		case <-poll.C:
+		}
+	}
 }
 
 // TestAgentPausesForConfirmation: a turn that needs the user's confirmation

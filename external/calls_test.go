@@ -40,12 +40,12 @@ func TestCallsMatchAnswersToRequests(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.False(t, calls.Answer(late, "too late"), "a call given up on is forgotten")
 
-	waiting := make(chan error, 1)
+	waiting, asked := make(chan error, 1), make(chan struct{})
 	go func() {
-		_, err := calls.Do(t.Context(), func(int64) error { return nil })
+		_, err := calls.Do(t.Context(), func(int64) error { close(asked); return nil })
 		waiting <- err
 	}()
-	time.Sleep(10 * time.Millisecond)
+	<-asked // the request is sent: the call awaits its answer
 	calls.Close()
 	require.ErrorIs(t, <-waiting, external.ErrCallsClosed, "the child exited: an awaited call fails")
 	_, err = calls.Do(t.Context(), func(int64) error { t.Fatal("no request after the child exited"); return nil })

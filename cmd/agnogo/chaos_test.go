@@ -124,16 +124,12 @@ agents:
 	conn, err := pgx.Connect(t.Context(), dbURL)
 	require.NoError(t, err)
 	defer conn.Close(context.Background())
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		var open int
+	var open int
+	settled := poll(120*time.Second, 200*time.Millisecond, func() bool {
 		require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM ai.agno_runs WHERE status IN ('PENDING', 'RUNNING')`).Scan(&open))
-		if open == 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "%d runs still PENDING or RUNNING:\n%s", open, b.log)
-		time.Sleep(200 * time.Millisecond)
-	}
+		return open == 0
+	})
+	require.True(t, settled, "%d runs still PENDING or RUNNING:\n%s", open, b.log)
 	for i, id := range accepted {
 		var status string
 		require.NoError(t, conn.QueryRow(t.Context(), `SELECT status FROM ai.agno_runs WHERE run_id = $1`, id).Scan(&status), "run %d", i)

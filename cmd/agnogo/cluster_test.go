@@ -172,14 +172,14 @@ func (p *process) readRun(tb testing.TB, runID, sessionID string) map[string]any
 func (p *process) pollRun(tb testing.TB, runID, sessionID string, done func(map[string]any) bool) time.Duration {
 	tb.Helper()
 	start := time.Now()
-	for {
-		out := p.readRun(tb, runID, sessionID)
-		if done(out) {
-			return time.Since(start)
-		}
-		require.Less(tb, time.Since(start), streamTimeout, "the run is still %v:\n%s", out["status"], p.log)
-		time.Sleep(50 * time.Millisecond)
-	}
+	var out map[string]any
+	ok := poll(streamTimeout, 50*time.Millisecond, func() bool {
+		out = p.readRun(tb, runID, sessionID)
+		return done(out)
+	})
+	took := time.Since(start)
+	require.True(tb, ok, "the run is still %v:\n%s", out["status"], p.log)
+	return took
 }
 
 // resumeForm is the form of POST …/resume: from the start when last is

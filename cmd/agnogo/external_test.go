@@ -129,19 +129,20 @@ func extRunStatus(t *testing.T, p *process, agent, runID, sessionID string) stri
 // GET /agents/{agent}/runs lists it, and returns its id.
 func extRunningRun(t *testing.T, p *process, agent, sessionID string) string {
 	t.Helper()
-	deadline := time.Now().Add(streamTimeout)
-	for time.Now().Before(deadline) {
+	var runID string
+	found := poll(streamTimeout, 20*time.Millisecond, func() bool {
 		var runs []map[string]any
 		extGet(t, p, "/agents/"+agent+"/runs?session_id="+url.QueryEscape(sessionID), &runs)
 		for _, r := range runs {
 			if r["status"] == "RUNNING" {
-				return r["run_id"].(string)
+				runID = r["run_id"].(string)
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no run of session %s is RUNNING:\n%s", sessionID, p.log)
-	return ""
+		return false
+	})
+	require.True(t, found, "no run of session %s is RUNNING:\n%s", sessionID, p.log)
+	return runID
 }
 
 // extOnlyTool returns the run's one tool call.
@@ -277,23 +278,27 @@ func TestExternalAgentsServe(t *testing.T) {
 		url.Values{"message": {"slowly [[sleep:20]]"}, "session_id": {cancelSession}, "background": {"true"}, "stream": {"false"}})
 	runID, _ := accepted["run_id"].(string)
 	require.NotEmpty(t, runID, "%v", accepted)
-	deadline := time.Now().Add(streamTimeout)
-	for extRunStatus(t, a, "coder", runID, cancelSession) != "RUNNING" {
-		require.True(t, time.Now().Before(deadline), "the background run never ran:\n%s\n%s", a.log, b.log)
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // the CLI is waiting on the model
+	ran := poll(streamTimeout, 20*time.Millisecond, func() bool { return extRunStatus(t, a, "coder", runID, cancelSession) == "RUNNING" })
+	require.True(t, ran, "the background run never ran:\n%s\n%s", a.log, b.log)
+	// The CLI is in its turn, waiting on the model.
+	asked := poll(streamTimeout, 10*time.Millisecond, func() bool {
+		for _, req := range rig.anthropic.Requests() {
+			if strings.Contains(extSentMessages(req), "slowly [[sleep:20]]") {
+				return true
+			}
+		}
+		return false
+	})
+	require.True(t, asked, "the CLI never asked the model:\n%s", a.log)
 
 	cancelled := time.Now()
 	code, body = extPost(t, a, "/agents/coder/runs/"+runID+"/cancel", url.Values{"session_id": {cancelSession}})
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	var status string
-	for time.Since(cancelled) < 5*time.Second {
-		if status = extRunStatus(t, a, "coder", runID, cancelSession); status == "CANCELLED" {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll(5*time.Second, 20*time.Millisecond, func() bool {
+		status = extRunStatus(t, a, "coder", runID, cancelSession)
+		return status == "CANCELLED"
+	})
 	elapsed := time.Since(cancelled)
 	t.Logf("cancel → CANCELLED in %v", elapsed)
 	require.Equal(t, "CANCELLED", status, "server a:\n%s\nserver b:\n%s", a.log, b.log)

@@ -155,3 +155,20 @@ func freshDatabase(t testing.TB) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// poll calls check every tick, on the caller's goroutine, until it reports
+// true or within passes; it reports whether check did.
+func poll(within, tick time.Duration, check func() bool) bool {
+	timeout := time.NewTimer(within)
+	defer timeout.Stop()
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for !check() {
+		select {
+		case <-ticker.C:
+		case <-timeout.C:
+			return check()
+		}
+	}
+	return true
+}

@@ -273,15 +273,14 @@ func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
-		// Ctrl-C once the model call is under way.
-		deadline := time.Now().Add(10 * time.Second)
-		for len(b.fake.Requests()) == 0 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		// Ctrl-C once the model call is under way (or after 10 s, when
+		// the run fails below without it).
+		poll(10*time.Second, 5*time.Millisecond, func() bool { return len(b.fake.Requests()) > 0 })
 		cancel()
 	}()
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"run", "--config", b.config, "assistant", "hi"}, &stdout, &stderr)
+	require.NotEmpty(t, b.fake.Requests(), "cancelled during the model call")
 	require.Equal(t, exitFailure, code, stderr.String())
 	require.Regexp(t, `^agnogo: run [0-9a-f-]{36} cancelled\n$`, stderr.String())
 }

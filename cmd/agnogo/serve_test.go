@@ -69,19 +69,20 @@ func listeningAddr(log string) string {
 // waitAddr waits until the log says where the server listens.
 func waitAddr(t testing.TB, log fmt.Stringer, exited <-chan struct{}) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if addr := listeningAddr(log.String()); addr != "" {
-			return addr
+	var addr string
+	ok := poll(30*time.Second, 10*time.Millisecond, func() bool {
+		if addr = listeningAddr(log.String()); addr != "" {
+			return true
 		}
 		select {
 		case <-exited:
 			t.Fatalf("serve exited before listening:\n%s", log)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
-	t.Fatalf("serve did not log its address:\n%s", log)
-	return ""
+		return false
+	})
+	require.True(t, ok, "serve did not log its address:\n%s", log)
+	return addr
 }
 
 // servingOS is `agnogo serve` running in-process.
@@ -221,11 +222,8 @@ func TestServeShutdownCancelsRuns(t *testing.T) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	// Wait until the model call is under way.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(b.fake.Requests()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	require.NotEmpty(t, b.fake.Requests())
+	require.True(t, poll(10*time.Second, 5*time.Millisecond, func() bool { return len(b.fake.Requests()) > 0 }),
+		"the model was never called")
 
 	code := make(chan int, 1)
 	go func() { code <- s.shutdown(t) }()

@@ -130,7 +130,7 @@ func fakeDriverCLI(mode string) int {
 		}
 	}
 	if mode == "driver-stubborn" {
-		time.Sleep(time.Hour)
+		time.Sleep(time.Hour) // not a wait: this fake CLI hangs until it is killed
 	}
 	return 0
 }

@@ -87,7 +87,7 @@ func fakeCLI(mode string) int {
 		}
 	}
 	if mode == "stubborn" {
-		time.Sleep(time.Hour)
+		time.Sleep(time.Hour) // not a wait: this fake CLI hangs until it is killed
 	}
 	return 0
 }
@@ -147,9 +147,26 @@ func TestProcessTurns(t *testing.T) {
 func TestProcessInterrupt(t *testing.T) {
 	p := start(t, "hang")
 	require.NoError(t, p.Send("take your time"))
-	done := make(chan []claude.Line)
-	go func() { got, _ := collect(t, p); done <- got }()
-	time.Sleep(100 * time.Millisecond)
+	done, underway := make(chan []claude.Line), make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		var got []claude.Line
+		for line, err := range p.Turn(ctx) {
+			if err != nil {
+				break
+			}
+			if got = append(got, line); len(got) == 1 {
+				close(underway)
+			}
+		}
+		done <- got
+	}()
+	select {
+	case <-underway: // the turn's first line arrived: the CLI is working on it
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn never started")
+	}
 	started := time.Now()
 	require.NoError(t, p.Interrupt(t.Context()))
 	got := <-done

@@ -182,7 +182,7 @@ func fakeDriverServer(mode string) int {
 		}
 	}
 	if mode == "driver-stubborn" {
-		time.Sleep(time.Hour) // ignores the end of its input too
+		time.Sleep(time.Hour) // not a wait: it ignores the end of its input too, and hangs until it is killed
 	}
 	return 0
 }

@@ -150,7 +150,9 @@ func BenchmarkServeBinary(b *testing.B) {
 		b.Fatal(err)
 	}
 	health.Body.Close()
-	time.Sleep(time.Second) // idle means idle for a while, not just started
+	// Not a wait for anything: the idle measurement is of a server that has
+	// been idle for a while, not one that just started.
+	time.Sleep(time.Second)
 	idle, err := loadtest.ReadMemory(process.Pid)
 	if err != nil {
 		b.Fatal(err)
