@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,11 +17,27 @@ import (
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/internal/gatedmodel"
+	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/postgres"
 )
+
+// swappedModel answers with whichever model it holds now.
+type swappedModel struct {
+	m atomic.Pointer[gatedmodel.Model]
+}
+
+func (s *swappedModel) Info() model.Info { return s.m.Load().Info() }
+
+func (s *swappedModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return s.m.Load().Invoke(ctx, req)
+}
+
+func (s *swappedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return s.m.Load().Stream(ctx, req)
+}
 
 // The Postgres store shares its transactions with the queue.
 var _ durable.TxStore = (*postgres.Store)(nil)
@@ -115,10 +132,14 @@ func testQueueDepthIsExactUnderABurst(t *testing.T) {
 	const maxDepth, burst = 10, 48
 	gate := gatedmodel.New()
 	t.Cleanup(gate.Open)
+	// Each burst's runs wait on a closed gate of their own, so no run ends
+	// (and frees a place in the queue) while a burst is being accepted.
+	current := &swappedModel{}
+	current.m.Store(gate)
 	f := &fixture{events: eventlog.NewMemory(eventlog.MemoryConfig{})}
 	f.store, f.dbURL, f.schema = openBackend(t, true)
 	var err error
-	f.agent, err = agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: gate, Store: f.store})
+	f.agent, err = agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: current, Store: f.store})
 	require.NoError(t, err)
 	f.queue = f.start(t, "exec-1", func(c *durable.Config) { c.MaxQueueDepth = maxDepth; c.MaxConcurrency = 2 })
 
@@ -160,6 +181,9 @@ func testQueueDepthIsExactUnderABurst(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return workflows(t, f) == 0 }, 30*time.Second, 20*time.Millisecond)
 
+	second := gatedmodel.New()
+	t.Cleanup(second.Open)
+	current.m.Store(second)
 	again, full := submitBurst("second")
 	require.Len(t, again, maxDepth, "the emptied queue takes max_queue_depth runs again")
 	require.Equal(t, burst-maxDepth, full)
