@@ -68,8 +68,8 @@ func (o *OS) startBackground(w http.ResponseWriter, r *http.Request, runner run.
 		writeJSON(w, http.StatusAccepted, map[string]any{"run_id": in.RunID, "session_id": in.SessionID, "status": run.StatusPending})
 		return
 	}
-	items, _ := o.events.Follow(r.Context(), in.RunID, -1, 0)
-	_ = startSSE(w).follow(items, "keepalive") // a client that leaves does not stop the run
+	// A client that leaves does not stop the run.
+	_, _ = startSSE(w).follow(r.Context(), in.RunID, o.events.Follow(r.Context(), in.RunID, -1, 0), "keepalive")
 }
 
 // startDurable submits a background run to the durable queue and answers
@@ -106,7 +106,7 @@ func (o *OS) startDurable(w http.ResponseWriter, r *http.Request, runner run.Run
 	// another replica: its events are followed wherever it runs.
 	r, done := o.following(r)
 	defer done()
-	o.followQueued(r.Context(), startSSE(w), accepted.RunID, in.UserID, -1, "keepalive")
+	o.followRun(r.Context(), startSSE(w), accepted.RunID, in.UserID, -1, "keepalive")
 }
 
 // continueDurable hands a paused run on the durable queue its continuation
@@ -130,7 +130,7 @@ func (o *OS) continueDurable(w http.ResponseWriter, r *http.Request, runner run.
 	}
 	r, done := o.following(r)
 	defer done()
-	o.followQueued(r.Context(), startSSE(w), req.RunID, req.UserID, from, "keepalive")
+	o.followRun(r.Context(), startSSE(w), req.RunID, req.UserID, from, "keepalive")
 }
 
 // savePending writes the run's PENDING row, creating its session when it

@@ -202,7 +202,8 @@ func TestClaudeAgentOverHTTP(t *testing.T) {
 }
 
 // TestCancelBackgroundClaudeRun: cancelling a background run of the real
-// CLI ends it CANCELLED within a second, and the session is free again.
+// CLI ends it CANCELLED promptly (see cancelWithin), and the session is free
+// again.
 func TestCancelBackgroundClaudeRun(t *testing.T) {
 	rig := newClaudeRig(t)
 	a := rig.replica(t)
@@ -218,19 +219,27 @@ func TestCancelBackgroundClaudeRun(t *testing.T) {
 	cancel.Body.Close()
 	require.Equal(t, http.StatusOK, cancel.StatusCode)
 	var status string
-	poll(t, 5*time.Second, 20*time.Millisecond, func() bool {
+	poll(t, cancelWithin, 20*time.Millisecond, func() bool {
 		status, _ = a.getRun(t, runID, "s2")["status"].(string)
 		return status == "CANCELLED"
 	}, "the cancelled run did not end CANCELLED")
 	elapsed := time.Since(cancelled)
 	require.Equal(t, "CANCELLED", status)
-	require.Less(t, elapsed, time.Second, "cancel ends the run within a second")
+	require.Less(t, elapsed, cancelWithin, "cancel ends the run promptly")
 	t.Logf("cancel → CANCELLED in %v", elapsed)
 
 	next := a.post(t, url.Values{"message": {"again [[text:free]]"}, "session_id": {"s2"}, "stream": {"false"}})
 	requireStatus(t, next, http.StatusOK)
 	require.Equal(t, "free", decode[map[string]any](t, next)["content"], "a cancelled run frees the session")
 }
+
+// cancelWithin bounds how long a cancel of a real CLI's run takes to end
+// it CANCELLED, as a client sees it. The driver interrupts the CLI and kills
+// it after a 500 ms grace, so on an idle machine it takes well under a
+// second; the bound leaves room for a loaded one (a CLI slow to answer, the
+// race detector, busy cores) and stays far below the 20 s the turn would
+// take if the cancel were not honoured.
+const cancelWithin = 5 * time.Second
 
 // waitRunning waits for the session's RUNNING run and returns its id.
 func waitRunning(t *testing.T, store storage.Store, sessionID string) string {
@@ -492,7 +501,7 @@ func TestClaudeCompaction(t *testing.T) {
 // durable queue. A second submission to a busy session is accepted and
 // runs after the first (per-session FIFO), in the same CLI session, while
 // an inline turn meanwhile is still refused; cancel ends a queued run's
-// CLI turn CANCELLED within a second.
+// CLI turn CANCELLED promptly.
 func TestClaudeOnTheDurableQueue(t *testing.T) {
 	rig := newClaudeRig(t)
 	rig.durable = true
@@ -526,7 +535,7 @@ func TestClaudeOnTheDurableQueue(t *testing.T) {
 	require.NoError(t, err)
 	cancel.Body.Close()
 	require.Equal(t, "CANCELLED", pollRunOf(t, s, "coder", slowID, "q2")["status"])
-	require.Less(t, time.Since(cancelled), time.Second)
+	require.Less(t, time.Since(cancelled), cancelWithin)
 }
 
 // TestClaudeConfirmation: with confirm_tools, a tool call the CLI's

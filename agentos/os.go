@@ -70,7 +70,7 @@ type OS struct {
 	auth    *authenticator
 
 	slots  chan struct{} // background run slots; nil when uncapped
-	events *eventlog.Memory
+	events *eventlog.Log
 
 	mu       sync.Mutex
 	inflight map[string]*inflightRun // by run id
@@ -96,10 +96,9 @@ type Queue interface {
 	Parked(ctx context.Context, runID, userID string) (bool, error)
 	// Continue hands a parked run its continuation.
 	Continue(ctx context.Context, req *run.ContinueRequest) error
-	// Locate says where the run executes.
-	Locate(ctx context.Context, runID string) (durable.Location, error)
 	// Events yields the run's events after the given index, from any
-	// replica; with follow, until the run ends.
+	// replica; with follow, until the run ends. It is the source of the
+	// event log for runs other replicas execute.
 	Events(ctx context.Context, runID string, after int64, follow bool) iter.Seq2[eventlog.Entry, error]
 	// Jobs, Job, Requeue and Stats serve the /queue routes.
 	Jobs(ctx context.Context, query durable.JobQuery) ([]durable.Job, int, error)
@@ -134,12 +133,17 @@ func New(cfg Config) (*OS, error) {
 	if q, ok := cfg.Queue.(*durable.Queue); ok && q == nil {
 		cfg.Queue = nil // no queue, passed as a typed nil
 	}
-	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{},
-		events: cfg.Events}
+	o := &OS{cfg: cfg, started: cfg.Now(), log: cfg.Logger, runners: map[string]run.Runner{}, inflight: map[string]*inflightRun{}}
 	o.followers, o.endFollowers = context.WithCancel(context.Background())
-	if o.events == nil {
-		o.events = eventlog.NewMemory(eventlog.MemoryConfig{Now: cfg.Now, Encode: encodeEvent})
+	mem := cfg.Events
+	if mem == nil {
+		mem = eventlog.NewMemory(eventlog.MemoryConfig{Now: cfg.Now})
 	}
+	var source eventlog.Source // every run is produced here
+	if cfg.Queue != nil {
+		source = cfg.Queue // a run of the queue may execute on another replica
+	}
+	o.events = eventlog.NewLog(mem, source)
 	switch n := cfg.BackgroundMaxConcurrency; {
 	case n == 0:
 		o.slots = make(chan struct{}, defaultBackgroundMaxConcurrency)

@@ -1,11 +1,12 @@
 package agentos
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"sort"
 	"time"
 
-	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -46,61 +47,63 @@ func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request) {
 		_ = sse.errorFrame(err.Error())
 		return
 	}
-	if info, known := o.events.Lookup(runID); known && o.producesHere(r.Context(), runID, info, stored) {
-		o.resumeFromLog(r, sse, runID, last, info.Status)
-		return
-	}
-	if stored == nil {
+	o.resume(r.Context(), sse, runID, stored, last)
+}
+
+// resume answers a resume from the run's event stream, wherever the run
+// executes: a replay of a finished run, or a catch-up and a live tail of
+// one in flight; from the events stored on its row when the stream has
+// nothing for it.
+func (o *OS) resume(ctx context.Context, sse *sseWriter, runID string, stored *run.Output, last int64) {
+	info, known := o.events.Lookup(runID)
+	var status run.Status
+	switch {
+	case known && o.events.Producing(runID):
+		status = info.Status
+	case stored != nil:
+		status = stored.Status
+	default:
 		_ = sse.errorFrame("Run " + runID + " not found")
 		return
 	}
-	if o.cfg.Queue != nil && o.resumeFromQueue(r, sse, stored, last) {
+	all, err := o.events.Snapshot(ctx, runID, -1)
+	if err != nil {
+		o.log.Warn("resume: reading the run's events failed; answering from its row", "run_id", runID, "error", err.Error())
+		all = nil
+	}
+	first := sort.Search(len(all), func(i int) bool { return all[i].Index > last })
+	missed := all[first:]
+	if len(missed) == 0 && stored != nil && (err != nil || status.Terminal()) {
+		replayStored(sse, stored, last) // nothing streamed, or not readable: the stored events answer
 		return
 	}
-	replayStored(sse, stored, last)
-}
-
-// resumeFromQueue answers from the durable stream of a run of the queue,
-// which any replica can read; false when the queue has no events for it.
-func (o *OS) resumeFromQueue(r *http.Request, sse *sseWriter, stored *run.Output, last int64) bool {
-	var missed []eventlog.Entry
-	for entry, err := range o.cfg.Queue.Events(r.Context(), stored.RunID, last, false) {
-		if err != nil {
-			return false
-		}
-		missed = append(missed, entry)
-	}
-	if len(missed) == 0 && stored.Status.Terminal() {
-		return false // nothing streamed: the stored events answer
-	}
-	if stored.Status.Terminal() {
-		if sse.control("replay", map[string]any{"run_id": stored.RunID, "status": stored.Status, "total_events": len(missed),
-			"last_event_index_requested": last, "message": "Replaying the events of a finished run"}) != nil {
-			return true
+	if status.Terminal() {
+		if sse.control("replay", map[string]any{"run_id": runID, "status": status, "total_events": len(all),
+			"total_buffered": len(missed), "last_event_index_requested": last, "message": "Replaying the events of a finished run"}) != nil {
+			return
 		}
 		for _, entry := range missed {
 			if sse.entry(entry) != nil {
-				return true
+				return
 			}
 		}
-		return true
+		return
 	}
 	if len(missed) > 0 {
-		if sse.control("catch_up", map[string]any{"missed_events": len(missed), "current_event_count": len(missed), "status": "running"}) != nil {
-			return true
+		if sse.control("catch_up", map[string]any{"missed_events": len(missed), "current_event_count": len(all), "status": "running"}) != nil {
+			return
 		}
 		for _, entry := range missed {
 			if sse.entry(entry) != nil {
-				return true
+				return
 			}
 			last = entry.Index
 		}
 	}
-	if sse.control("subscribed", map[string]any{"current_event_count": len(missed), "status": "running", "message": "Subscribed to the run's live events"}) != nil {
-		return true
+	if sse.control("subscribed", map[string]any{"current_event_count": len(all), "status": "running", "message": "Subscribed to the run's live events"}) != nil {
+		return
 	}
-	o.followFromQueue(r.Context(), sse, stored.RunID, last)
-	return true
+	_, _ = sse.follow(ctx, runID, o.events.Follow(ctx, runID, last, heartbeatInterval), "heartbeat")
 }
 
 // resumableRun checks the caller may follow the run: it is this agent's, in
@@ -134,53 +137,6 @@ func (o *OS) resumableRun(r *http.Request, runner run.Runner, runID, sessionID, 
 		return nil, notFound
 	}
 	return rec.Run, nil
-}
-
-// resumeFromLog answers from the event log: a replay of a finished run, or a
-// catch-up and a live tail of one in flight.
-func (o *OS) resumeFromLog(r *http.Request, sse *sseWriter, runID string, last int64, status run.Status) {
-	info, _ := o.events.Lookup(runID)
-	items, ok := o.events.Follow(r.Context(), runID, last, heartbeatInterval)
-	if !ok {
-		_ = sse.errorFrame("the run's event stream expired; read the run with GET …/runs/" + runID)
-		return
-	}
-	if status.Terminal() {
-		missed := o.events.CountAfter(runID, last)
-		if sse.control("replay", map[string]any{"run_id": runID, "status": status, "total_events": info.Count,
-			"total_buffered": missed, "last_event_index_requested": last, "message": "Replaying the events of a finished run"}) != nil {
-			return
-		}
-		_ = sse.follow(items, "heartbeat") // a finished run has no idle intervals
-		return
-	}
-	subscribed := map[string]any{"current_event_count": info.Count, "status": "running", "message": "Subscribed to the run's live events"}
-	if info.LastIndex > last {
-		if sse.control("catch_up", map[string]any{"missed_events": o.events.CountAfter(runID, last), "current_event_count": info.Count, "status": "running"}) != nil {
-			return
-		}
-	} else if sse.control("subscribed", subscribed) != nil {
-		return
-	}
-	caughtUp := info.LastIndex <= last
-	for item := range items {
-		var err error
-		switch {
-		case item.Idle:
-			err = sse.comment("heartbeat")
-		default:
-			err = sse.entry(item.Entry)
-			if !caughtUp && item.Entry.Index >= info.LastIndex {
-				caughtUp = true
-				if err == nil {
-					err = sse.control("subscribed", subscribed)
-				}
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // replayStored answers from the events stored on the run row (store_events):

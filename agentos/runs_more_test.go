@@ -188,11 +188,15 @@ func pollRun(t *testing.T, s *server, runID, sessionID string) map[string]any {
 	return pollRunOf(t, s, "assistant", runID, sessionID)
 }
 
+// runTimeout bounds the wait for a run to end: generous, since a real CLI
+// may start slowly on a busy machine.
+const runTimeout = 60 * time.Second
+
 // pollRunOf waits for a run of the given agent to end and returns it.
 func pollRunOf(t *testing.T, s *server, agentID, runID, sessionID string) map[string]any {
 	t.Helper()
 	var out map[string]any
-	poll(t, 10*time.Second, 20*time.Millisecond, func() bool {
+	poll(t, runTimeout, 20*time.Millisecond, func() bool {
 		out = decode[map[string]any](t, s.get(t, "/agents/"+agentID+"/runs/"+runID+"?session_id="+sessionID))
 		status, _ := run.ParseStatus(out["status"].(string))
 		return status.Terminal()

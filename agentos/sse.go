@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -31,7 +32,7 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 
 // event writes one run event: `event: Name`, then its compact JSON.
 func (s *sseWriter) event(e run.Event) error {
-	data, err := encodeEvent(e)
+	data, err := run.EncodeEvent(e)
 	if err != nil {
 		return err
 	}
@@ -40,18 +41,6 @@ func (s *sseWriter) event(e run.Event) error {
 
 // entry writes an event the event log numbered and encoded.
 func (s *sseWriter) entry(e eventlog.Entry) error { return s.frame(e.Name, e.Data) }
-
-// encodeEvent is an event's frame data: compact JSON, null fields left out.
-func encodeEvent(e run.Event) ([]byte, error) {
-	data, err := json.Marshal(e)
-	if err == nil {
-		data, err = dropNulls(data)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("encode %s event: %w", e.EventName(), err)
-	}
-	return data, nil
-}
 
 // frame writes one named frame with a JSON payload.
 func (s *sseWriter) frame(name string, data []byte) error {
@@ -87,26 +76,35 @@ func (s *sseWriter) comment(text string) error {
 	return s.rc.Flush()
 }
 
-// NewEventLog returns an event log that encodes events as AgentOS streams
-// them. Pass the same log as Config.Events and to a durable queue, so the
-// runs the queue executes stream and resume like the others.
+// NewEventLog returns an in-process event log. Pass the same log as
+// Config.Events and to a durable queue, so the runs the queue executes
+// stream and resume like the others.
 func NewEventLog() *eventlog.Memory {
-	return eventlog.NewMemory(eventlog.MemoryConfig{Encode: encodeEvent})
+	return eventlog.NewMemory(eventlog.MemoryConfig{})
 }
 
 // follow writes a run's followed events, and idleComment after each silent
-// interval, until the run ends or the client leaves (an error).
-func (s *sseWriter) follow(items iter.Seq[eventlog.Item], idleComment string) error {
-	for item := range items {
-		var err error
+// interval, until the run ends or the client leaves (an error). It reports
+// how many events it wrote. A failure to read the events ends the stream
+// with an error frame that says how to go on.
+func (s *sseWriter) follow(ctx context.Context, runID string, items iter.Seq2[eventlog.Item, error], idleComment string) (int, error) {
+	sent := 0
+	for item, err := range items {
+		if err != nil {
+			if ctx.Err() == nil {
+				_ = s.errorFrame("following the run failed; resume it with POST …/runs/" + runID + "/resume")
+			}
+			return sent, err
+		}
 		if item.Idle {
 			err = s.comment(idleComment)
 		} else {
 			err = s.entry(item.Entry)
+			sent++
 		}
 		if err != nil {
-			return err
+			return sent, err
 		}
 	}
-	return nil
+	return sent, nil
 }

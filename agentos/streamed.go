@@ -39,27 +39,10 @@ func (o *OS) withStreamed(ctx context.Context, out *run.Output) *run.Output {
 	return &view
 }
 
-// streamedEntries is what the run has streamed so far: from this process's
-// log while it produces the run's events (it executes here inline, in the
-// background, or on the durable queue), else from the durable queue.
+// streamedEntries is what the run has streamed so far, wherever it
+// executes.
 func (o *OS) streamedEntries(ctx context.Context, out *run.Output) []eventlog.Entry {
-	o.mu.Lock()
-	_, local := o.inflight[out.RunID] // an inline run, or a background run of this process
-	o.mu.Unlock()
-	if info, known := o.events.Lookup(out.RunID); known && (local || o.producesHere(ctx, out.RunID, info, out)) {
-		entries, _ := o.events.Snapshot(out.RunID, -1)
-		return entries
-	}
-	if o.cfg.Queue == nil {
-		return nil
-	}
-	var entries []eventlog.Entry
-	for entry, err := range o.cfg.Queue.Events(ctx, out.RunID, -1, false) {
-		if err != nil {
-			return entries
-		}
-		entries = append(entries, entry)
-	}
+	entries, _ := o.events.Snapshot(ctx, out.RunID, -1)
 	return entries
 }
 

@@ -114,6 +114,14 @@ func newRunID() string {
 // may be busy.
 const runTimeout = 45 * time.Second
 
+// promptly bounds how long a cancel takes to stop a run in flight. The
+// tests' runs wait in a tool that returns only when cancelled, so a run that
+// stops at all was stopped by the cancel; the bound catches a cancel that
+// lags (the watcher checks every 200 ms; a Redis signal is immediate) while
+// leaving room for a loaded machine: the race detector, busy cores, a SQLite
+// write waiting its turn.
+const promptly = 5 * time.Second
+
 // quietWindow is how long a negative check watches for something that must
 // not happen (a run starting while its session is held): long enough for
 // the queue to poll many times (the fixture polls every 10 ms), short
@@ -273,7 +281,7 @@ func TestCancelQueuedAndRunning(t *testing.T) {
 	_, err = f.queue.Cancel(t.Context(), running.RunID)
 	require.NoError(t, err)
 	require.Equal(t, run.StatusCancelled, f.wait(t, running.RunID).Status)
-	require.Less(t, time.Since(cancelled), time.Second)
+	require.Less(t, time.Since(cancelled), promptly)
 	known, err = f.queue.Cancel(t.Context(), "nope")
 	require.NoError(t, err)
 	require.False(t, known)
@@ -316,7 +324,7 @@ func TestRestartAfterCrash(t *testing.T) {
 }
 
 // TestCancelFromAnotherReplica: a run executing on one queue is cancelled
-// through another queue on the same database; it stops within a second.
+// through another queue on the same database; it stops promptly.
 func TestCancelFromAnotherReplica(t *testing.T) { onBoth(t, testCancelFromAnotherReplica) }
 
 func testCancelFromAnotherReplica(t *testing.T) {
@@ -333,7 +341,7 @@ func testCancelFromAnotherReplica(t *testing.T) {
 	require.True(t, known)
 	out := f.wait(t, accepted.RunID)
 	require.Equal(t, run.StatusCancelled, out.Status)
-	require.Less(t, time.Since(cancelled), time.Second)
+	require.Less(t, time.Since(cancelled), promptly)
 }
 
 // TestPausedRunParksItsSession: a run that pauses for a confirmation holds

@@ -31,7 +31,7 @@ type MemoryConfig struct {
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 	// Encode renders an event (its index already set) as a frame's data.
-	// Defaults to json.Marshal.
+	// Defaults to [run.EncodeEvent].
 	Encode func(run.Event) ([]byte, error)
 }
 
@@ -55,6 +55,9 @@ type Memory struct {
 	mu       sync.Mutex
 	streams  map[string]*stream
 	finished []string // run ids in the order they finished, for eviction
+	// started is closed, and replaced, whenever a run starts producing its
+	// events in this process: followers reading another source switch.
+	started chan struct{}
 }
 
 // stream is one run's events and status.
@@ -65,6 +68,10 @@ type stream struct {
 	ended    time.Time // when the status became terminal
 	changed  chan struct{}
 	finished bool
+	// local: this process produces the run's events (it executes, or
+	// executed, the run here), so its entries from the first on are all
+	// the run has streamed since it started here.
+	local bool
 }
 
 // NewMemory returns an empty log.
@@ -79,9 +86,9 @@ func NewMemory(cfg MemoryConfig) *Memory {
 		cfg.Now = time.Now
 	}
 	if cfg.Encode == nil {
-		cfg.Encode = func(e run.Event) ([]byte, error) { return json.Marshal(e) }
+		cfg.Encode = run.EncodeEvent
 	}
-	return &Memory{cfg: cfg, streams: map[string]*stream{}}
+	return &Memory{cfg: cfg, streams: map[string]*stream{}, started: make(chan struct{})}
 }
 
 // Info is what the log knows of a run.
@@ -107,14 +114,29 @@ func (m *Memory) streamFor(runID string, status run.Status) *stream {
 
 // Register makes a run known with a status (PENDING for an accepted
 // background run) before it has events. Registering a run the log knows
-// reopens it: a continued run goes on from its last index.
+// reopens it: a continued run goes on from its last index. A run registered
+// PENDING is queued anew and may execute in any process: until it appends
+// here, the log does not claim to produce its events.
 func (m *Memory) Register(runID string, status run.Status) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.evict()
 	s := m.streamFor(runID, status)
 	s.status, s.finished = status, false
+	if status == run.StatusPending {
+		s.local = false
+	}
 	s.notify()
+}
+
+// produce marks a run's events as produced here; m.mu is held.
+func (m *Memory) produce(s *stream) {
+	if s.local {
+		return
+	}
+	s.local = true
+	close(m.started)
+	m.started = make(chan struct{})
 }
 
 // Append numbers e with its run's next index, writes the index onto it,
@@ -127,6 +149,7 @@ func (m *Memory) Append(e run.Event) Entry {
 	s := m.streamFor(base.RunID, run.StatusRunning)
 	index := s.next
 	s.next++
+	m.produce(s)
 	m.mu.Unlock()
 
 	base.EventIndex = &index
@@ -154,11 +177,14 @@ func (m *Memory) Append(e run.Event) Entry {
 
 // Seed makes the run's next event index at least next: a run resumed in
 // another process goes on numbering after the events it streamed there.
+// The run is produced here from now on.
 func (m *Memory) Seed(runID string, next int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.streamFor(runID, run.StatusRunning)
 	s.next = max(s.next, next)
+	m.produce(s)
+	s.notify()
 }
 
 // Finish records a run's terminal status (its final event, when appended,
@@ -179,6 +205,25 @@ func (m *Memory) Finish(runID string, status run.Status) {
 func (m *Memory) finish(runID string, s *stream, status run.Status) {
 	s.status, s.finished, s.ended = status, true, m.cfg.Now()
 	m.finished = append(m.finished, runID)
+}
+
+// producer reports whether this process produces a run's events, the
+// lowest index it holds or will hold (above it, the log has every event
+// the run streamed; below, another process streamed them before this one
+// took the run over), and a channel closed when any run next starts
+// producing here.
+func (m *Memory) producer(runID string) (local bool, first int64, started <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.streams[runID]
+	if !ok {
+		return false, 0, m.started
+	}
+	first = s.next
+	if len(s.entries) > 0 {
+		first = s.entries[0].Index
+	}
+	return s.local, first, m.started
 }
 
 // Lookup reports what the log knows of a run.

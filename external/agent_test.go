@@ -1177,11 +1177,16 @@ func TestAgentTimeLimit(t *testing.T) {
 	store := openTestStore(t)
 	started := make(chan struct{})
 	agent := newTestAgent(t, external.Config{Driver: script(waitCtxStep(started)), Store: store, Retries: 2, Sleep: (&sleeps{}).Sleep})
-	ctx, cancel := run.WithTimeLimit(t.Context(), 20*time.Millisecond)
+	// The limit runs from the start: long enough for the run to open (claim
+	// its session, save its row) on a loaded machine, so it expires during
+	// the turn, which waits for it.
+	const limit = time.Second
+	ctx, cancel := run.WithTimeLimit(t.Context(), limit)
 	defer cancel()
 
 	events, errs := drain(agent.Stream(ctx, &run.Input{InputContent: "go", SessionID: "s", RunID: "r1"}))
 	require.Empty(t, errs)
+	waitClosed(t, started, "the turn")
 	require.Equal(t, []string{run.EventRunStarted, run.EventRunError}, names(events), "a time limit fails the run, it does not cancel it")
 	require.Equal(t, "run_timeout", events[1].(*run.RunError).ErrorType)
 	out := storedRun(t, store, "r1")

@@ -272,7 +272,11 @@ func TestExternalAgentsServe(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(input), "codex-from-the-binary", "the command really ran: its output went back to the model")
 
-	// Cancelling a background Claude run ends it CANCELLED within a second.
+	// Cancelling a background Claude run ends it CANCELLED promptly: the
+	// driver interrupts the CLI and kills it after a 500 ms grace, well under
+	// a second on an idle machine; the bound leaves room for a loaded one
+	// and stays far below the 20 s the turn would take.
+	const cancelWithin = 5 * time.Second
 	const cancelSession = "ext-s2"
 	accepted := extRun(t, a, "coder", http.StatusAccepted,
 		url.Values{"message": {"slowly [[sleep:20]]"}, "session_id": {cancelSession}, "background": {"true"}, "stream": {"false"}})
@@ -295,14 +299,14 @@ func TestExternalAgentsServe(t *testing.T) {
 	code, body = extPost(t, a, "/agents/coder/runs/"+runID+"/cancel", url.Values{"session_id": {cancelSession}})
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	var status string
-	poll(5*time.Second, 20*time.Millisecond, func() bool {
+	poll(cancelWithin, 20*time.Millisecond, func() bool {
 		status = extRunStatus(t, a, "coder", runID, cancelSession)
 		return status == "CANCELLED"
 	})
 	elapsed := time.Since(cancelled)
 	t.Logf("cancel → CANCELLED in %v", elapsed)
 	require.Equal(t, "CANCELLED", status, "server a:\n%s\nserver b:\n%s", a.log, b.log)
-	require.Less(t, elapsed, time.Second, "cancel ends the run within a second")
+	require.Less(t, elapsed, cancelWithin, "cancel ends the run promptly")
 
 	free := extRun(t, a, "coder", http.StatusOK,
 		url.Values{"message": {"again [[text:free]]"}, "session_id": {cancelSession}, "stream": {"false"}})

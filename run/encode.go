@@ -1,4 +1,4 @@
-package agentos
+package run
 
 import (
 	"bytes"
@@ -7,6 +7,21 @@ import (
 	"io"
 	"strconv"
 )
+
+// EncodeEvent is an event as it travels to clients and between replicas:
+// compact JSON with null members left out at any depth, as AgentOS streams
+// its events. Every event is encoded once, here, when its run's event log
+// numbers it; SSE frames, the durable stream and Redis carry these bytes.
+func EncodeEvent(e Event) ([]byte, error) {
+	data, err := json.Marshal(e)
+	if err == nil {
+		data, err = dropNulls(data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encode %s event: %w", e.EventName(), err)
+	}
+	return data, nil
+}
 
 // dropNulls removes every object member whose value is null, at any depth,
 // keeping the order of the rest: AgentOS leaves None values out of the

@@ -1,4 +1,4 @@
-package agentos
+package run
 
 import (
 	"testing"
