@@ -249,3 +249,68 @@ func TestShutdownEndsBackgroundFollowers(t *testing.T) {
 		t.Fatal("the follower's stream is still open after Shutdown")
 	}
 }
+
+// TestStreamedSubmissionFollowsTheRunWhereverItStarts: a streamed
+// submission waits in the queue behind another run; the stream reads the
+// queue's record meanwhile, and when the run starts on this replica it goes
+// on from the replica's own log, live: the tool call is seen while the tool
+// still runs (the durable stream would hold it until the step ends), and no
+// event is missed or repeated.
+func TestStreamedSubmissionFollowsTheRunWhereverItStarts(t *testing.T) {
+	firstStarted, releaseFirst := make(chan struct{}), make(chan struct{})
+	secondStarted, releaseSecond := make(chan struct{}), make(chan struct{})
+	gate := func(name string, started, release chan struct{}) tool.Tool {
+		g, err := tool.New(tool.Config{Name: name}, func(ctx context.Context, _ struct{}) (string, error) {
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "open", nil
+		})
+		require.NoError(t, err)
+		return g
+	}
+	m := scripted.New([]scripted.Reply{scripted.ToolCall("first", `{}`), scripted.Text("one"),
+		scripted.ToolCall("second", `{}`), {Content: "two, in pieces", Chunks: 3}})
+	s := newReplica(t, filepath.Join(t.TempDir(), "os.db"), "one-worker", m,
+		[]tool.Tool{gate("first", firstStarted, releaseFirst), gate("second", secondStarted, releaseSecond)},
+		func(c *durable.Config) { c.MaxConcurrency = 1 })
+
+	s.postBackground(t, url.Values{"message": {"first"}, "stream": {"false"}, "session_id": {"s1"}}, "")
+	waitClosed(t, firstStarted, "the first run's tool")
+	resp := s.postBackground(t, url.Values{"message": {"second"}, "stream": {"true"}, "session_id": {"s2"}}, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	live := liveFrames(t, resp.Body)
+	close(releaseFirst) // the worker is free: the second run starts here
+
+	waitClosed(t, secondStarted, "the second run's tool")
+	frames := framesUntil(t, live, "ToolCallStarted", 30*time.Second)
+	close(releaseSecond)
+	frames = append(frames, framesUntil(t, live, "", 30*time.Second)...)
+	names := frameNames(frames)
+	require.Equal(t, "RunStarted", names[0], names)
+	require.Equal(t, "RunCompleted", names[len(names)-1], names)
+	got := indices(t, frames)
+	for i := range got {
+		require.Equal(t, int64(i), got[i], "every index once, in order: %v", got)
+	}
+	var text strings.Builder
+	for _, f := range frames {
+		if f.event == "RunContent" {
+			content, _ := f.data["content"].(string)
+			text.WriteString(content)
+		}
+	}
+	require.Equal(t, "two, in pieces", text.String())
+}
+
+// waitClosed waits for ch to close, failing the test after a while.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not start", what)
+	}
+}
