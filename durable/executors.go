@@ -118,10 +118,14 @@ func (h *heartbeats) lastSeen(ctx context.Context) (seenAt int64, age time.Durat
 // process heartbeats this executor id. A row silent for longer than the
 // grace, withdrawn (seen_at 0) or absent has no live holder; a fresher one
 // is watched for liveWindow: it advances only while its process lives.
+// Otherwise it claims the id (see [heartbeats.claim]).
 func (h *heartbeats) refuseLive(ctx context.Context, log *slog.Logger) error {
 	first, age, found, err := h.lastSeen(ctx)
-	if err != nil || !found || first == 0 || age > h.grace {
+	if err != nil {
 		return err
+	}
+	if !found || first == 0 || age > h.grace {
+		return h.claim(ctx, first, found)
 	}
 	window := h.liveWindow()
 	log.Info(watchingMessage, slog.String("executor_id", h.id), slog.Duration("last_heartbeat", age.Round(time.Millisecond)),
@@ -140,14 +144,43 @@ func (h *heartbeats) refuseLive(ctx context.Context, log *slog.Logger) error {
 		case err != nil:
 			return err
 		case !found || seen == 0:
-			return nil // claimed by a replica, or withdrawn: no live holder
+			return h.claim(ctx, seen, found) // claimed by a replica, or withdrawn: no live holder
 		case seen != first:
-			return fmt.Errorf("durable: executor_id %q: %w (its heartbeat advanced within %s); "+
-				"give each server its own executor_id, or stop the other one first", h.id, ErrExecutorInUse, window)
+			return h.inUse(fmt.Sprintf("its heartbeat advanced within %s", window))
 		case time.Now().After(deadline):
-			return nil // silent: its process died
+			return h.claim(ctx, seen, true) // silent: its process died
 		}
 	}
+}
+
+// claim takes the executor id for this process, atomically: the row is
+// written only if it is still as it was seen (absent, or with the seen_at
+// watched), so of two servers started at the same instant with the same
+// id, which both found no live holder, exactly one claims it and the other
+// is refused.
+func (h *heartbeats) claim(ctx context.Context, seen int64, found bool) error {
+	var changed int64
+	var err error
+	if found {
+		changed, err = h.eng.exec(ctx, h.sql(`UPDATE %s SET seen_at = %s WHERE executor_id = $1 AND seen_at = $2`,
+			h.table(), h.eng.nowMs()), h.id, seen)
+	} else {
+		changed, err = h.eng.exec(ctx, h.sql(`INSERT INTO %s (executor_id, seen_at) VALUES ($1, %s) ON CONFLICT (executor_id) DO NOTHING`,
+			h.table(), h.eng.nowMs()), h.id)
+	}
+	if err != nil {
+		return fmt.Errorf("durable: claim executor %s: %w", h.id, err)
+	}
+	if changed == 0 {
+		return h.inUse("another server claimed it at the same time")
+	}
+	return nil
+}
+
+// inUse is the refusal to launch with an executor id a live process holds.
+func (h *heartbeats) inUse(why string) error {
+	return fmt.Errorf("durable: executor_id %q: %w (%s); give each server its own executor_id, or stop the other one first",
+		h.id, ErrExecutorInUse, why)
 }
 
 // withdrawal prepares withdrawing this executor's heartbeat once the

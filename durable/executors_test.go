@@ -180,3 +180,39 @@ func (f *fixture) watchStatuses(t *testing.T, runID string) func() []run.Status 
 		return seen
 	}
 }
+
+// TestTwinsLaunchedAtOnce: two servers launched at the same instant with the
+// same executor id both find no live holder; exactly one claims the id and
+// the other is refused, whichever way their checks interleave.
+func TestTwinsLaunchedAtOnce(t *testing.T) { onBoth(t, testTwinsLaunchedAtOnce) }
+
+func testTwinsLaunchedAtOnce(t *testing.T) {
+	f := newFixture(t, nil, nil, nil)
+	twins := []*durable.Queue{f.open(t, "twin", nil), f.open(t, "twin", nil)}
+	errs := make(chan error, len(twins))
+	start := make(chan struct{})
+	for _, q := range twins {
+		go func() {
+			<-start
+			errs <- q.Launch()
+		}()
+	}
+	close(start)
+	var refused, launched int
+	for range twins {
+		select {
+		case err := <-errs:
+			if err == nil {
+				launched++
+				continue
+			}
+			require.ErrorIs(t, err, durable.ErrExecutorInUse)
+			require.Contains(t, err.Error(), `executor_id "twin"`)
+			refused++
+		case <-time.After(runTimeout):
+			t.Fatal("a launch did not return")
+		}
+	}
+	require.Equal(t, 1, launched, "exactly one twin launches")
+	require.Equal(t, 1, refused, "the other is refused")
+}
