@@ -3,9 +3,8 @@ package run
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"strconv"
 )
 
 // EncodeEvent is an event as it travels to clients and between replicas:
@@ -25,105 +24,130 @@ func EncodeEvent(e Event) ([]byte, error) {
 
 // dropNulls removes every object member whose value is null, at any depth,
 // keeping the order of the rest: AgentOS leaves None values out of the
-// events it streams.
+// events it streams. It copies the JSON in one pass over its bytes (strings
+// and numbers verbatim, whitespace dropped); data that is not valid JSON is
+// an error.
 func dropNulls(data []byte) ([]byte, error) {
 	if !bytes.Contains(data, []byte("null")) {
 		return data, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var out bytes.Buffer
-	out.Grow(len(data))
-	if err := copyValue(dec, &out); err != nil {
-		return nil, fmt.Errorf("drop nulls: %w", err)
+	if !json.Valid(data) {
+		return nil, errors.New("drop nulls: invalid JSON")
 	}
-	return out.Bytes(), nil
+	c := nullDropper{in: data, out: make([]byte, 0, len(data))}
+	c.value()
+	return c.out, nil
 }
 
-// copyValue copies the next JSON value from dec to out, without null members.
-func copyValue(dec *json.Decoder, out *bytes.Buffer) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	return copyToken(dec, out, tok)
+// nullDropper copies valid JSON from in to out without null members.
+type nullDropper struct {
+	in  []byte
+	pos int
+	out []byte
 }
 
-func copyToken(dec *json.Decoder, out *bytes.Buffer, tok json.Token) error {
-	switch v := tok.(type) {
-	case json.Delim:
-		switch v {
-		case '{':
-			return copyObject(dec, out)
-		case '[':
-			return copyArray(dec, out)
+// space skips whitespace.
+func (c *nullDropper) space() {
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
 		}
-		return fmt.Errorf("unexpected %q", v)
-	case string:
-		encoded, _ := json.Marshal(v) // a string always encodes
-		out.Write(encoded)
-	case json.Number:
-		out.WriteString(v.String())
-	case bool:
-		out.WriteString(strconv.FormatBool(v))
-	case nil:
-		out.WriteString("null")
 	}
-	return nil
 }
 
-func copyObject(dec *json.Decoder, out *bytes.Buffer) error {
-	out.WriteByte('{')
+// value copies the value at pos.
+func (c *nullDropper) value() {
+	c.space()
+	switch c.in[c.pos] {
+	case '{':
+		c.object()
+	case '[':
+		c.array()
+	case '"':
+		c.out = append(c.out, c.in[c.pos:c.stringEnd()]...)
+		c.pos = c.stringEnd()
+	default: // a number, true, false or null: up to the next delimiter
+		start := c.pos
+		for c.pos < len(c.in) && !bytes.ContainsRune([]byte(",]} \t\n\r"), rune(c.in[c.pos])) {
+			c.pos++
+		}
+		c.out = append(c.out, c.in[start:c.pos]...)
+	}
+}
+
+// stringEnd is the position just after the string starting at pos.
+func (c *nullDropper) stringEnd() int {
+	i := c.pos + 1
+	for c.in[i] != '"' {
+		if c.in[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	return i + 1
+}
+
+// isNull reports whether the value at pos is the literal null.
+func (c *nullDropper) isNull() bool {
+	return bytes.HasPrefix(c.in[c.pos:], []byte("null"))
+}
+
+func (c *nullDropper) object() {
+	c.out = append(c.out, '{')
+	c.pos++ // {
 	first := true
-	for dec.More() {
-		keyTok, err := dec.Token()
-		if err != nil {
-			return err
+	for {
+		c.space()
+		if c.in[c.pos] == '}' {
+			c.pos++
+			c.out = append(c.out, '}')
+			return
 		}
-		key, ok := keyTok.(string)
-		if !ok {
-			return fmt.Errorf("object key is %T", keyTok)
+		if c.in[c.pos] == ',' {
+			c.pos++
+			c.space()
 		}
-		valTok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if valTok == nil {
+		keyStart, keyEnd := c.pos, c.stringEnd()
+		c.pos = keyEnd
+		c.space()
+		c.pos++ // :
+		c.space()
+		if c.isNull() {
+			c.pos += len("null")
 			continue
 		}
 		if !first {
-			out.WriteByte(',')
+			c.out = append(c.out, ',')
 		}
 		first = false
-		encoded, _ := json.Marshal(key) // a string always encodes
-		out.Write(encoded)
-		out.WriteByte(':')
-		if err := copyToken(dec, out, valTok); err != nil {
-			return err
-		}
+		c.out = append(c.out, c.in[keyStart:keyEnd]...)
+		c.out = append(c.out, ':')
+		c.value()
 	}
-	if _, err := dec.Token(); err != nil && err != io.EOF { // the closing brace
-		return err
-	}
-	out.WriteByte('}')
-	return nil
 }
 
-func copyArray(dec *json.Decoder, out *bytes.Buffer) error {
-	out.WriteByte('[')
+func (c *nullDropper) array() {
+	c.out = append(c.out, '[')
+	c.pos++ // [
 	first := true
-	for dec.More() {
+	for {
+		c.space()
+		switch c.in[c.pos] {
+		case ']':
+			c.pos++
+			c.out = append(c.out, ']')
+			return
+		case ',':
+			c.pos++
+			continue
+		}
 		if !first {
-			out.WriteByte(',')
+			c.out = append(c.out, ',')
 		}
 		first = false
-		if err := copyValue(dec, out); err != nil {
-			return err
-		}
+		c.value()
 	}
-	if _, err := dec.Token(); err != nil && err != io.EOF { // the closing bracket
-		return err
-	}
-	out.WriteByte(']')
-	return nil
 }

@@ -47,3 +47,26 @@ func BenchmarkGenericEventPassThrough(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncodeEvent: an event as it is encoded once for every
+// transport. Most events carry no null member and are one json.Marshal; an
+// event carrying a tool execution also has its unset members left out.
+func BenchmarkEncodeEvent(b *testing.B) {
+	failed := false
+	result := "42 rows"
+	events := map[string]Event{
+		"RunContent": &RunContent{BaseEvent: BaseEvent{RunID: "r", SessionID: "s", AgentID: "a", CreatedAt: 1}, Content: "a token"},
+		"ToolCallCompleted": &ToolCallCompleted{BaseEvent: BaseEvent{RunID: "r", SessionID: "s", AgentID: "a", CreatedAt: 1},
+			Tool: &ToolExecution{ToolCallID: "call_1", ToolName: "query", ToolArgs: map[string]any{"sql": "select 1"}, ToolCallError: &failed, Result: &result}},
+	}
+	for _, name := range []string{"RunContent", "ToolCallCompleted"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := EncodeEvent(events[name]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
