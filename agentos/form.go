@@ -64,7 +64,33 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malformed form body: %w", err)
 	}
+	f.checkText()
 	return f, nil
+}
+
+// checkText reports, as issues, fields whose name, value or uploaded file
+// name is text a database cannot store (see textProblem).
+func (f *form) checkText() {
+	for name, values := range f.values {
+		if p := textProblem(name); p != "" {
+			f.issues = append(f.issues, textIssue([]string{"body"}, "field name "+p))
+			continue
+		}
+		for _, v := range values {
+			if p := textProblem(v); p != "" {
+				f.issues = append(f.issues, textIssue([]string{"body", name}, p))
+				break
+			}
+		}
+	}
+	for name, files := range f.files {
+		for _, file := range files {
+			if p := textProblem(name + file.Filename); p != "" {
+				f.issues = append(f.issues, textIssue([]string{"body", name}, "file name "+p))
+				break
+			}
+		}
+	}
 }
 
 // str returns a field's first value.

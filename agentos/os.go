@@ -175,7 +175,7 @@ func New(cfg Config) (*OS, error) {
 	o.databaseRoutes(mux)
 	o.queueRoutes(mux)
 	o.docsRoutes(mux)
-	o.handler = o.withCORS(o.withAuth(mux))
+	o.handler = o.withCORS(o.withAuth(o.withCleanText(mux)))
 	return o, nil
 }
 

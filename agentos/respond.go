@@ -3,7 +3,6 @@ package agentos
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -58,6 +57,8 @@ func (o *OS) writeStoreError(w http.ResponseWriter, r *http.Request, err error) 
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, storage.ErrInvalidText):
+		writeError(w, http.StatusUnprocessableEntity, err.Error())
 	case errors.Is(err, storage.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &migration):
@@ -67,8 +68,11 @@ func (o *OS) writeStoreError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 }
 
-// internalError answers 500 without echoing err, and logs it.
+// internalError answers 500 without echoing err: the body names an error
+// id, and the log has the error under that id.
 func (o *OS) internalError(w http.ResponseWriter, r *http.Request, err error) {
-	o.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
-	writeError(w, http.StatusInternalServerError, fmt.Sprintf("Internal server error (%T)", err))
+	id := newID()
+	o.log.ErrorContext(r.Context(), "request failed", slog.String("error_id", id), slog.String("method", r.Method),
+		slog.String("path", r.URL.Path), slog.Any("error", err))
+	writeJSON(w, http.StatusInternalServerError, errorBody{Detail: "Internal server error", ErrorID: id})
 }

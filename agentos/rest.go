@@ -182,6 +182,10 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		writeError(w, http.StatusBadRequest, "unreadable request body")
 		return nil, false
 	}
+	if p := jsonTextProblem(data); p != "" {
+		writeValidation(w, textIssue([]string{"body"}, p))
+		return nil, false
+	}
 	return data, true
 }
 

@@ -184,6 +184,8 @@ func (o *OS) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, run.ErrNotContinuable):
 		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, storage.ErrInvalidText):
+		writeError(w, http.StatusUnprocessableEntity, err.Error())
 	case errors.Is(err, run.ErrInvalidContinue), errors.Is(err, run.ErrUnresolved), errors.Is(err, run.ErrInvalidInput),
 		errors.Is(err, storage.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())

@@ -14,6 +14,12 @@ var ErrNotFound = errors.New("not found")
 // id, a bad page, an unknown sort column). Its message says what to fix.
 var ErrInvalid = errors.New("invalid request")
 
+// ErrInvalidText reports text a database cannot store: a NUL character
+// (Postgres's text and jsonb refuse it) or bytes that are not UTF-8. Both
+// stores refuse it, whatever the database, before it reaches a statement. It
+// wraps [ErrInvalid]; servers answer it 422.
+var ErrInvalidText = fmt.Errorf("%w: text a database cannot store (a NUL character, or bytes that are not UTF-8)", ErrInvalid)
+
 // ErrMigrationRequired reports that the database schema is older than this
 // build expects. Match it with errors.Is; the concrete error is a
 // [*MigrationRequiredError].

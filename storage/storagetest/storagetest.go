@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"ToolResults", toolResultTests()},
 		{"Isolation", isolationTests()},
 		{"Concurrency", concurrencyTests()},
+		{"Text", textTests()},
 	}
 	for _, group := range groups {
 		t.Run(group.name, func(t *testing.T) {

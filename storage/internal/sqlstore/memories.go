@@ -20,10 +20,10 @@ func (s *Store) UpsertMemory(ctx context.Context, m *storage.Memory) (*storage.M
 	if strings.TrimSpace(m.Memory) == "" {
 		return nil, storage.Invalidf("memory %s: the memory text is empty", m.MemoryID)
 	}
-	memoryDoc, _ := json.Marshal(m.Memory) // a string always encodes
+	memoryDoc, _ := encodeJSON(m.Memory) // a string always encodes
 	var topicsDoc any
 	if m.Topics != nil {
-		doc, _ := json.Marshal(m.Topics)
+		doc, _ := encodeJSON(m.Topics)
 		topicsDoc = string(doc)
 	}
 	now := s.nowSeconds()

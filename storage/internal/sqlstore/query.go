@@ -60,7 +60,7 @@ func marshalAll(maps ...map[string]any) ([]any, error) {
 		if m == nil {
 			continue
 		}
-		doc, err := json.Marshal(m)
+		doc, err := encodeJSON(m)
 		if err != nil {
 			return nil, fmt.Errorf("%w: encode JSON: %v", storage.ErrInvalid, err)
 		}

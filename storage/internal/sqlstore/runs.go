@@ -93,7 +93,7 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 	if rec.RunType == "" {
 		rec.RunType = storage.RunTypeAgent
 	}
-	runData, err := json.Marshal(rec.Run)
+	runData, err := encodeJSON(rec.Run)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode run %s: %v", storage.ErrInvalid, runID, err)
 	}

@@ -213,7 +213,7 @@ func (s *Store) RenameSession(ctx context.Context, sessionID, userID, name strin
 			}
 		}
 		data[storage.SessionNameKey] = name
-		doc, err := json.Marshal(data)
+		doc, err := encodeJSON(data)
 		if err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("%w: schema %q must be letters, digits and underscores", storage.ErrInvalid, schema)
 	}
 	s := &Store{
-		db:             cfg.DB,
+		db:             checkedDB{cfg.DB},
 		dialect:        cfg.Dialect,
 		tables:         newTables(cfg.Dialect, schema),
 		now:            cfg.Now,

@@ -30,8 +30,8 @@ ON CONFLICT (result_id) DO UPDATE SET namespace = excluded.namespace, path = exc
 	user_id = excluded.user_id, created_at = excluded.created_at, expires_at = excluded.expires_at, content = excluded.content`, s.tables.toolResults, toolResultColumns)
 	err := s.db.InTx(ctx, func(tx Conn) error {
 		_, err := tx.Exec(ctx, query, r.ResultID, r.Namespace, r.Path, nullable(r.SessionID), nullable(r.RunID), nullable(r.ToolCallID),
-			nullable(r.ToolName), nullable(r.ArgsHash), nullable(r.ContentType), r.SizeBytes, r.LineCount, nullable(r.Preview),
-			nullable(r.UserID), createdAt, expiresAt, r.Content)
+			nullable(r.ToolName), nullable(r.ArgsHash), nullable(r.ContentType), r.SizeBytes, r.LineCount, nullable(storableText(r.Preview)),
+			nullable(r.UserID), createdAt, expiresAt, storableText(r.Content))
 		return err
 	})
 	if err != nil {

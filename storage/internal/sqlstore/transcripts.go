@@ -72,7 +72,7 @@ func (s *Store) AppendTranscript(ctx context.Context, key storage.TranscriptKey,
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.tables.transcripts)
 		for i := range stored {
 			stored[i].Position = last + int64(i) + 1
-			args := append(transcriptKeyArgs(key), stored[i].Position, stored[i].EntryID, string(stored[i].Entry), nullable(agnoSessionID), createdAt)
+			args := append(transcriptKeyArgs(key), stored[i].Position, stored[i].EntryID, string(storableJSON([]byte(storableText(string(stored[i].Entry))))), nullable(agnoSessionID), createdAt)
 			if _, err := tx.Exec(ctx, insert, args...); err != nil {
 				return err
 			}
