@@ -76,6 +76,10 @@ func (o *OS) startBackground(w http.ResponseWriter, r *http.Request, runner run.
 // 202, or follows the run's events with stream=true.
 func (o *OS) startDurable(w http.ResponseWriter, r *http.Request, runner run.Runner, in *run.Input, stream bool) {
 	key := r.Header.Get("Idempotency-Key")
+	if p := textProblem(key); p != "" {
+		writeValidation(w, textIssue([]string{"header", "Idempotency-Key"}, p))
+		return
+	}
 	accepted, err := o.cfg.Queue.Submit(r.Context(), durable.Submission{AgentID: runner.ID(), Input: in, Stream: stream, IdempotencyKey: key})
 	switch {
 	case errors.Is(err, durable.ErrInvalidKey):

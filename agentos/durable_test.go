@@ -314,3 +314,16 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 		t.Fatalf("%s did not start", what)
 	}
 }
+
+// TestIdempotencyKeyThatIsNotText: an Idempotency-Key that is not UTF-8 is
+// refused with 422 naming the header, and nothing is queued.
+func TestIdempotencyKeyThatIsNotText(t *testing.T) {
+	s := newDurableServer(t, nil, nil, nil)
+	resp := s.postBackground(t, url.Values{"message": {"hi"}, "stream": {"false"}, "session_id": {"s1"}}, "key-\xff")
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	require.Contains(t, decode[map[string]any](t, resp)["detail"].([]any)[0].(map[string]any)["loc"], "Idempotency-Key")
+	counts := decode[map[string]any](t, s.get(t, "/queue/stats"))["counts"].(map[string]any)
+	for status, n := range counts {
+		require.Equal(t, float64(0), n, "nothing queued: %s %v", status, counts)
+	}
+}
