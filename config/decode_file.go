@@ -16,7 +16,7 @@ var (
 	fileKeys  = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "models", "agents"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
-	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "authorization", "admin_scope", "user_isolation"}
+	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "issuer", "leeway_seconds", "authorization", "admin_scope", "user_isolation"}
 	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens"}
 )
 
@@ -204,6 +204,10 @@ func (d *decoder) decodeJWT(node *yaml.Node) *JWT {
 			jwt.Audience = d.str(f.value, what)
 		case "verify_audience":
 			jwt.VerifyAudience = d.boolean(f.value, what)
+		case "issuer":
+			jwt.Issuer = d.str(f.value, what)
+		case "leeway_seconds":
+			jwt.LeewaySeconds = d.integer(f.value, what, 0)
 		case "authorization":
 			jwt.Authorization = d.boolean(f.value, what)
 		case "admin_scope":

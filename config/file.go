@@ -175,6 +175,12 @@ type JWT struct {
 	Audience string
 	// VerifyAudience checks the aud claim. Defaults to false.
 	VerifyAudience bool
+	// Issuer, when set, must equal the token's iss claim. Defaults to "":
+	// not checked.
+	Issuer string
+	// LeewaySeconds is the clock skew tolerated when checking exp, nbf and
+	// iat. Defaults to 0.
+	LeewaySeconds int
 	// Authorization turns on RBAC scope checks. Defaults to false: tokens
 	// are only validated.
 	Authorization bool

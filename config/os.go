@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agnogo/agnogo/agentos"
 )
@@ -71,6 +72,8 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 					Algorithm:        j.Algorithm,
 					Audience:         j.Audience,
 					VerifyAudience:   j.VerifyAudience,
+					Issuer:           j.Issuer,
+					Leeway:           time.Duration(j.LeewaySeconds) * time.Second,
 					AdminScope:       j.AdminScope,
 					ValidateOnly:     !j.Authorization,
 				}

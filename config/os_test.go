@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -148,12 +149,15 @@ auth:
     algorithm: HS256
     audience: my-os
     verify_audience: true
+    issuer: https://auth.example.com
+    leeway_seconds: 30
     admin_scope: os:admin
 `, nil)
 	cfg := built.Server(opts)
 	require.Equal(t, &agentos.JWTConfig{
 		VerificationKeys: []string{"secret-one", "secret-two"}, JWKSFile: "./jwks.json", Algorithm: "HS256",
-		Audience: "my-os", VerifyAudience: true, AdminScope: "os:admin", ValidateOnly: true,
+		Audience: "my-os", VerifyAudience: true, Issuer: "https://auth.example.com", Leeway: 30 * time.Second,
+		AdminScope: "os:admin", ValidateOnly: true,
 	}, cfg.Auth.JWT, "without authorization: true, tokens are only validated")
 	require.Equal(t, "k", cfg.Auth.SecurityKey)
 	require.False(t, cfg.Auth.UserIsolation)
