@@ -279,6 +279,26 @@ func TestAuthJWTOtherAlgorithms(t *testing.T) {
 		require.Equal(t, http.StatusOK, authCall(t, s.URL, http.MethodGet, "/agents", sign(t, jwt.SigningMethodRS256, keys.rsa1, claims("a", []string{"agents:read"}, "aud", "my-os")), nil).StatusCode)
 		require.Equal(t, http.StatusUnauthorized, authCall(t, s.URL, http.MethodGet, "/agents", rs256(t, "a", "agents:read"), nil).StatusCode)
 	})
+	t.Run("issuer and leeway", func(t *testing.T) {
+		cfg := rsaJWT(t)
+		cfg.Issuer, cfg.Leeway = "https://auth.example.com", time.Minute
+		s := newServer(t, nil, withAuth(agentos.AuthConfig{JWT: cfg}))
+		read := []string{"agents:read"}
+		ours := sign(t, jwt.SigningMethodRS256, keys.rsa1, claims("a", read, "iss", "https://auth.example.com"))
+		require.Equal(t, http.StatusOK, authCall(t, s.URL, http.MethodGet, "/agents", ours, nil).StatusCode)
+		for name, token := range map[string]string{
+			"another issuer": sign(t, jwt.SigningMethodRS256, keys.rsa1, claims("a", read, "iss", "https://evil.example.com")),
+			"no issuer":      sign(t, jwt.SigningMethodRS256, keys.rsa1, claims("a", read)),
+		} {
+			require.Equal(t, http.StatusUnauthorized, authCall(t, s.URL, http.MethodGet, "/agents", token, nil).StatusCode, name)
+		}
+		skewed := sign(t, jwt.SigningMethodRS256, keys.rsa1, claims("a", read, "iss", "https://auth.example.com",
+			"exp", time.Now().Add(-30*time.Second).Unix()))
+		require.Equal(t, http.StatusOK, authCall(t, s.URL, http.MethodGet, "/agents", skewed, nil).StatusCode, "expired within the leeway")
+		stale := sign(t, jwt.SigningMethodRS256, keys.rsa1, claims("a", read, "iss", "https://auth.example.com",
+			"exp", time.Now().Add(-2*time.Minute).Unix()))
+		require.Equal(t, http.StatusUnauthorized, authCall(t, s.URL, http.MethodGet, "/agents", stale, nil).StatusCode, "expired past the leeway")
+	})
 	t.Run("no audience configured", func(t *testing.T) {
 		cfg := rsaJWT(t)
 		cfg.Audience = ""
