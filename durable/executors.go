@@ -288,6 +288,7 @@ func (q *Queue) watchExecutors(ctx context.Context, h *heartbeats) {
 		if time.Since(lastAdopt) >= h.grace {
 			lastAdopt = time.Now()
 			q.adoptOrphans(ctx)
+			q.reconcile(ctx)
 		}
 		dead, err := h.claimDead(ctx)
 		if err != nil && ctx.Err() == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/runhost"
+	"github.com/agnogo/agnogo/storage"
 )
 
 // settleTimeout bounds writing a run's final state outside the run.
@@ -45,6 +46,12 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 		return "", q.handOver(ctx, j)
 	}
 	jr.flush()
+	if err := jr.unsavedErr(); err != nil {
+		// The row does not have the outcome: the workflow does not record
+		// one either; the sweep writes it once the database is back.
+		q.finish(j.RunID, status)
+		return "", fmt.Errorf("run %s ended %s but its final state could not be saved: %w", j.RunID, status, err)
+	}
 	if status != run.StatusPaused {
 		if err := dbos.CloseStream(ctx, streamKey); err != nil {
 			q.log.Warn("durable: closing the event stream failed", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
@@ -300,7 +307,7 @@ func (q *Queue) conclude(jr *journal, j job, end ending) run.Status {
 	if end.final != nil {
 		if end.deferred && end.status == run.StatusError {
 			// The runner left its failure for the queue to store.
-			q.writeFinal(j, run.StatusError, end.message())
+			q.writeFinal(jr, j, run.StatusError, end.message())
 		}
 		q.appendEvent(jr, end.final)
 		return end.status
@@ -468,7 +475,7 @@ func (q *Queue) settle(j job, status run.Status, message string) run.Status {
 // status, or the one already stored. Inside a workflow (jr not nil) the
 // event also goes to the run's durable stream.
 func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) run.Status {
-	if stored, over := q.writeFinal(j, status, message); over {
+	if stored, over := q.writeFinal(jr, j, status, message); over {
 		return stored // the run stored its own outcome
 	}
 	base := run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID, CreatedAt: q.cfg.Now().Unix()}
@@ -484,17 +491,66 @@ func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) 
 }
 
 // writeFinal writes status, with message as content, on a run's row that is
-// not final yet (or is PAUSED: a paused run can still be cancelled or
-// fail). over reports a row that was final already, with its status.
-func (q *Queue) writeFinal(j job, status run.Status, message string) (stored run.Status, over bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	defer cancel()
-	stored, over, err := runhost.Settle(ctx, q.cfg.Store, j.RunID, j.UserID, status, message)
-	if err != nil {
-		q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("error", err.Error()))
+// not final yet (or is PAUSED), and returns the run's final status: status,
+// or the one already stored (over). A database that refuses the write for a
+// while (a restart, a dropped connection) is waited for, the write tried
+// again with a doubling delay for up to finalSaveBudget; inside a workflow
+// (jr not nil), a write that never lands fails the workflow, so that it is
+// never recorded finished while its row says otherwise.
+func (q *Queue) writeFinal(jr *journal, j job, status run.Status, message string) (stored run.Status, over bool) {
+	deadline := time.Now().Add(finalSaveBudget)
+	delay := finalSaveFirstDelay
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		stored, over, err := runhost.Settle(ctx, q.cfg.Store, j.RunID, j.UserID, status, message)
+		cancel()
+		if err == nil {
+			return stored, over
+		}
+		if !storage.Transient(err) || time.Now().Add(delay).After(deadline) {
+			q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("status", string(status)),
+				slog.String("error", err.Error()))
+			if jr != nil {
+				jr.unsaved(err)
+			}
+			return stored, over
+		}
+		q.log.Warn("durable: writing the final state failed; trying again", slog.String("run_id", j.RunID),
+			slog.Duration("in", delay), slog.String("error", err.Error()))
+		if !waitFinalRetry(jr, delay) {
+			// The process stops: the run's workflow is left unfinished,
+			// to be resumed, and its final state written, elsewhere.
+			jr.unsaved(fmt.Errorf("the process stopped: %w", err))
+			return stored, over
+		}
+		delay = min(2*delay, finalSaveMaxDelay)
 	}
-	return stored, over
 }
+
+// waitFinalRetry waits delay before writeFinal tries again; false when the
+// workflow's context ended meanwhile (the process stops).
+func waitFinalRetry(jr *journal, delay time.Duration) bool {
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	var stopped <-chan struct{}
+	if jr != nil {
+		stopped = jr.wf.Done()
+	}
+	select {
+	case <-timer.C:
+		return true
+	case <-stopped:
+		return false
+	}
+}
+
+// How long, and how often, writeFinal tries a final write the database
+// refuses for a transient reason.
+const (
+	finalSaveBudget     = runhost.DefaultSaveRetry
+	finalSaveFirstDelay = 100 * time.Millisecond
+	finalSaveMaxDelay   = 5 * time.Second
+)
 
 // journal runs a run's steps as DBOS steps of its workflow. Steps are
 // numbered in the order the run asks for them, which a re-execution
@@ -519,6 +575,23 @@ type journal struct {
 	// disowned is set once the engine refused to record a step because
 	// another execution owns the workflow now.
 	disowned atomic.Bool
+
+	// finalErr is why the run's final state could not be written.
+	finalErr error
+}
+
+// unsaved records that the run's final state could not be written.
+func (j *journal) unsaved(err error) {
+	j.mu.Lock()
+	j.finalErr = err
+	j.mu.Unlock()
+}
+
+// unsavedErr is why the run's final state could not be written, or nil.
+func (j *journal) unsavedErr() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.finalErr
 }
 
 // doneStep is a step that succeeded: its name and result.

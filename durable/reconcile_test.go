@@ -1,0 +1,124 @@
+package durable_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/durable"
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/model/scripted"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
+)
+
+// finalWriteFails is a store whose writes of a final ERROR row fail while
+// failures remain, with err; other writes go through.
+type finalWriteFails struct {
+	storage.Store
+	failures atomic.Int32
+	tries    atomic.Int32
+	err      error
+}
+
+func (s *finalWriteFails) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.RunRecord, error) {
+	if rec.Run != nil && rec.Run.Status == run.StatusError {
+		s.tries.Add(1)
+		if s.failures.Add(-1) >= 0 {
+			return storage.RunRecord{}, fmt.Errorf("upsert run: %w", s.err)
+		}
+	}
+	return s.Store.UpsertRun(ctx, rec)
+}
+
+// adminShutdown is the error of a Postgres restarting under a write.
+var adminShutdown = &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}
+
+// denied fails a run at once and for good.
+var denied = &model.Error{Provider: "Scripted", StatusCode: 401, Class: model.ClassAuth, Message: "invalid api key"}
+
+// TestFinalWriteRidesOutARestart: the queue's write of a run's final state,
+// refused by a restarting database, is tried again: the run ends with its
+// row written and its job failed, as it should, not stuck RUNNING.
+func TestFinalWriteRidesOutARestart(t *testing.T) { onBoth(t, testFinalWriteRidesOutARestart) }
+
+func testFinalWriteRidesOutARestart(t *testing.T) {
+	var flaky *finalWriteFails
+	f := newFixture(t, []scripted.Reply{scripted.Fail(denied)}, nil, func(c *durable.Config) {
+		flaky = &finalWriteFails{Store: c.Store, err: adminShutdown}
+		flaky.failures.Store(2)
+		c.Store = flaky
+	})
+	accepted, err := f.submit(t, "s1", "go", "")
+	require.NoError(t, err)
+	out := f.wait(t, accepted.RunID)
+	require.Equal(t, run.StatusError, out.Status)
+	require.Contains(t, out.Content, "invalid api key")
+	require.GreaterOrEqual(t, flaky.tries.Load(), int32(3), "refused twice, written on the third try")
+	require.Eventually(t, func() bool {
+		job, err := f.queue.Job(t.Context(), accepted.RunID)
+		return err == nil && job.Status == durable.JobFailed
+	}, runTimeout, 10*time.Millisecond)
+}
+
+// TestSweepRepairsARowThatDisagrees: a run's row left RUNNING while its
+// workflow finished (a final write lost) is repaired by the sweep from
+// what the run streamed: COMPLETED, with its answer.
+func TestSweepRepairsARowThatDisagrees(t *testing.T) { onBoth(t, testSweepRepairsARowThatDisagrees) }
+
+func testSweepRepairsARowThatDisagrees(t *testing.T) {
+	fast := func(c *durable.Config) { c.LockGrace = durable.MinLockGrace }
+	f := newFixture(t, []scripted.Reply{scripted.Text("the answer")}, nil, fast)
+	accepted, err := f.submit(t, "s1", "go", "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCompleted, f.wait(t, accepted.RunID).Status)
+	require.Eventually(t, func() bool {
+		job, err := f.queue.Job(t.Context(), accepted.RunID)
+		return err == nil && job.Status == durable.JobCompleted
+	}, runTimeout, 10*time.Millisecond, "the workflow finished")
+
+	// The final save is lost: the row says RUNNING, without the answer.
+	rec, err := f.store.GetRun(t.Context(), accepted.RunID, "")
+	require.NoError(t, err)
+	rec.Run.Status, rec.Run.Content = run.StatusRunning, ""
+	_, err = f.store.UpsertRun(t.Context(), rec)
+	require.NoError(t, err)
+
+	out := f.wait(t, accepted.RunID)
+	require.Equal(t, run.StatusCompleted, out.Status, "repaired from the workflow's outcome")
+	require.Equal(t, "the answer", out.Content, "with the answer the run streamed")
+}
+
+// TestUnwritableOutcomeFailsTheWorkflow: a final state the database will
+// not take is not recorded as a finished workflow; once the database takes
+// writes again the sweep writes the run's outcome, as its followers saw it.
+func TestUnwritableOutcomeFailsTheWorkflow(t *testing.T) {
+	onBoth(t, testUnwritableOutcomeFailsTheWorkflow)
+}
+
+func testUnwritableOutcomeFailsTheWorkflow(t *testing.T) {
+	var broken *finalWriteFails
+	f := newFixture(t, []scripted.Reply{scripted.Fail(denied)}, nil, func(c *durable.Config) {
+		c.LockGrace = durable.MinLockGrace
+		broken = &finalWriteFails{Store: c.Store, err: errors.New("disk I/O error")} // not transient: not retried
+		broken.failures.Store(1)
+		c.Store = broken
+	})
+	accepted, err := f.submit(t, "s1", "go", "")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		job, err := f.queue.Job(t.Context(), accepted.RunID)
+		return err == nil && job.Status == durable.JobFailed && strings.Contains(job.Error, "could not be saved")
+	}, runTimeout, 10*time.Millisecond, "the workflow failed, saying why")
+
+	out := f.wait(t, accepted.RunID) // the sweep's write goes through
+	require.Equal(t, run.StatusError, out.Status)
+	require.Contains(t, out.Content, "invalid api key", "the outcome the run streamed")
+}
