@@ -117,6 +117,9 @@ func (a *Agent) opener(in *run.Input) runhost.Opener {
 		if in == nil {
 			in = &run.Input{}
 		}
+		if err := a.cfg.MediaURLPolicy.CheckInput(ctx, in); err != nil {
+			return nil, err
+		}
 		p, err := a.prepare()
 		if err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/tool"
+	"github.com/agnogo/agnogo/urlpolicy"
 )
 
 // Config configures an [Agent]. Only Model is required.
@@ -67,6 +68,15 @@ type Config struct {
 	// OffloadThreshold is the size, in characters, above which a result is
 	// offloaded. Defaults to 16,000.
 	OffloadThreshold int
+
+	// MediaURLPolicy, when set, checks every media URL of a run's input
+	// (images, audio, video, files) before the run starts: a refused URL
+	// refuses the run with an error wrapping [run.ErrInvalidInput], before
+	// any model call. A model provider downloads those URLs — a
+	// self-hosted one from inside the deployment's network — so
+	// urlpolicy.Policy{BlockPrivate: true} keeps a client from pointing it
+	// at internal addresses. Default nil: no check.
+	MediaURLPolicy *urlpolicy.Policy
 
 	// UpdateMemoryOnRun asks the memory model, after each completed run of a
 	// user, what it learned about the user, and stores new memories in the
