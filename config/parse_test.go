@@ -273,7 +273,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in workspace", "agents:\n  - id: a\n    tools: [workspace]\n    workspace:\n      root: .\n      confirm: false\n",
 			`agnogo.yaml:6: unknown key "confirm" in workspace of agent "a"; known keys: root, confirm_writes`},
 		{"unknown key in queue", "queue: {durable: true, depth: 3}\n", `agnogo.yaml:1: unknown key "depth" in queue`},
-		{"unknown key in auth.jwt", "auth:\n  jwt:\n    verification_keys: [k]\n    issuer: me\n", `agnogo.yaml:4: unknown key "issuer" in auth.jwt`},
+		{"unknown key in auth.jwt", "auth:\n  jwt:\n    verification_keys: [k]\n    issuers: me\n", `agnogo.yaml:4: unknown key "issuers" in auth.jwt`},
 		{"key of another agent type", "agents:\n  - id: a\n    sandbox: read-only\n",
 			`agnogo.yaml:3: key "sandbox" in agent "a" is for codex agents only; this is an agnogo agent (no type key)`},
 		{"native key on an external agent", "agents:\n  - id: c\n    type: claude\n    workspace: {root: .}\n",
