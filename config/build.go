@@ -241,6 +241,7 @@ func (f *File) buildAgent(a *Agent, m model.Model, store dburl.Store, opts Build
 		ExponentialBackoff:  a.ExponentialBackoff,
 		ToolCallLimit:       a.ToolCallLimit,
 		StoreEvents:         a.StoreEvents,
+		MediaURLPolicy:      f.MediaURLPolicy(),
 		Logger:              opts.Logger,
 	})
 }

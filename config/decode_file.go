@@ -9,11 +9,13 @@ import (
 
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/dburl"
+	"github.com/agnogo/agnogo/urlpolicy"
 )
 
 // The keys each mapping knows, in the order the documentation lists them.
 var (
-	fileKeys  = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "models", "agents"}
+	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins",
+		"block_private_media_urls", "media_url_allow", "media_url_deny", "models", "agents"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "issuer", "leeway_seconds", "authorization", "admin_scope", "user_isolation"}
@@ -67,6 +69,18 @@ func (d *decoder) decodeFile(doc *yaml.Node) *File {
 			file.Auth = d.decodeAuth(f.value, file)
 		case "cors_allowed_origins":
 			file.CORSAllowedOrigins = d.origins(f.value)
+		case "block_private_media_urls":
+			file.BlockPrivateMediaURLs = d.boolean(f.value, "block_private_media_urls")
+		case "media_url_allow", "media_url_deny":
+			hosts := d.strings(f.value, f.name())
+			if err := (&urlpolicy.Policy{Allow: hosts}).Validate(); err != nil {
+				d.errorf(f.value, "%s: %s", f.name(), strings.TrimPrefix(err.Error(), "urlpolicy: "))
+			}
+			if f.name() == "media_url_allow" {
+				file.MediaURLAllow = hosts
+			} else {
+				file.MediaURLDeny = hosts
+			}
 		case "models":
 			for _, entry := range d.fields(f.value, "models") {
 				file.Models[entry.name()] = d.decodeModel(entry)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/urlpolicy"
 )
 
 // Defaults of the keys a config file may leave out.
@@ -90,6 +91,18 @@ type File struct {
 	// own list (http://localhost:3000 and Agno's hosted UIs); a list
 	// replaces it.
 	CORSAllowedOrigins []string
+	// BlockPrivateMediaURLs refuses a run whose media URLs (images, audio,
+	// video, files) point at loopback, private or link-local addresses,
+	// which a model provider — a self-hosted one inside the network — would
+	// fetch. Defaults to false.
+	BlockPrivateMediaURLs bool
+	// MediaURLAllow, when not empty, lists the only hosts media URLs may
+	// name (host, *.domain, IP or CIDR); they pass even when private.
+	// Defaults to nil: any host.
+	MediaURLAllow []string
+	// MediaURLDeny lists hosts media URLs may not name, in the same forms.
+	// Defaults to nil.
+	MediaURLDeny []string
 	// Models are the named models, by their key in the models mapping.
 	Models map[string]*Model
 	// Agents are the agents, in file order.
@@ -370,4 +383,13 @@ type Workspace struct {
 	ConfirmWrites bool
 	// Line is where the workspace key is (0 when defaulted).
 	Line int
+}
+
+// MediaURLPolicy is the policy the file's media URL keys describe, or nil
+// when they describe none.
+func (f *File) MediaURLPolicy() *urlpolicy.Policy {
+	if !f.BlockPrivateMediaURLs && len(f.MediaURLAllow) == 0 && len(f.MediaURLDeny) == 0 {
+		return nil
+	}
+	return &urlpolicy.Policy{BlockPrivate: f.BlockPrivateMediaURLs, Allow: f.MediaURLAllow, Deny: f.MediaURLDeny}
 }
