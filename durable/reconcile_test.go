@@ -17,6 +17,7 @@ import (
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/tool"
 )
 
 // finalWriteFails is a store whose writes of a final ERROR row fail while
@@ -121,4 +122,43 @@ func testUnwritableOutcomeFailsTheWorkflow(t *testing.T) {
 	out := f.wait(t, accepted.RunID) // the sweep's write goes through
 	require.Equal(t, run.StatusError, out.Status)
 	require.Contains(t, out.Content, "invalid api key", "the outcome the run streamed")
+}
+
+// TestFinalRowIsNeverRewritten: a replica saves a run's final row and dies
+// before the engine records the workflow's end; the replica that takes the
+// run over finds the outcome on the row and ends the workflow with it. A
+// client that saw the run final never sees it RUNNING again, and its tool
+// is not run again.
+func TestFinalRowIsNeverRewritten(t *testing.T) { onBoth(t, testFinalRowIsNeverRewritten) }
+
+func testFinalRowIsNeverRewritten(t *testing.T) {
+	stuck := newBlocker()
+	t.Cleanup(stuck.open)
+	settings := func(c *durable.Config) { c.MaxAttempts = 2; c.LockGrace = durable.MinLockGrace }
+	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("again")}, []tool.Tool{stuck.tool(t, false)}, settings)
+	accepted, err := f.submit(t, "s1", "go", "")
+	require.NoError(t, err)
+	<-stuck.started
+	// The run's final row is saved, and its replica dies before the engine
+	// records that the workflow ended.
+	rec, err := f.store.GetRun(t.Context(), accepted.RunID, "")
+	require.NoError(t, err)
+	rec.Run.Status, rec.Run.Content = run.StatusCompleted, "saved before the crash"
+	_, err = f.store.UpsertRun(t.Context(), rec)
+	require.NoError(t, err)
+	durable.Crash(f.queue)
+
+	b := f.start(t, "exec-2", settings)
+	require.Eventually(t, func() bool {
+		job, err := b.Job(t.Context(), accepted.RunID)
+		require.NoError(t, err)
+		out, err := f.store.GetRun(t.Context(), accepted.RunID, "")
+		require.NoError(t, err)
+		require.Equal(t, run.StatusCompleted, out.Run.Status, "a final row is never rewritten")
+		return job.Status == durable.JobCompleted
+	}, runTimeout, 10*time.Millisecond, "the workflow ended on the replica that took it over")
+	out, err := f.store.GetRun(t.Context(), accepted.RunID, "")
+	require.NoError(t, err)
+	require.Equal(t, "saved before the crash", out.Run.Content)
+	require.Equal(t, int32(1), stuck.calls.Load(), "the tool did not run again")
 }

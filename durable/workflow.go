@@ -32,6 +32,14 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 		// executor that takes this one's runs over.
 		return "", q.handOver(ctx, j)
 	}
+	if status, over := q.storedOutcome(j); over {
+		// The run's outcome is on its row already: an execution that saved
+		// it was lost before the engine recorded the workflow's end. Running
+		// it again would show a client that saw it final a RUNNING run.
+		q.end()
+		q.finish(j.RunID, status)
+		return string(status), nil
+	}
 	jr := newJournal(ctx, j.RunID, q.log)
 	status := q.runWorkflow(ctx, jr, j)
 	q.end()
@@ -59,6 +67,19 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 	}
 	q.finish(j.RunID, status)
 	return string(status), nil
+}
+
+// storedOutcome reports a run whose row holds a final status (PAUSED is
+// not one: a paused run goes on), and that status. It calls no step of the
+// engine, so a workflow that returns it records nothing but its end.
+func (q *Queue) storedOutcome(j job) (run.Status, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+	if err != nil || !rec.Run.Status.Terminal() || rec.Run.Status == run.StatusPaused {
+		return "", false
+	}
+	return rec.Run.Status, true
 }
 
 // statusInterrupted is what runWorkflow returns for a run stopped by the
