@@ -47,6 +47,9 @@ func Transient(err error) bool {
 	if errors.As(err, &netErr) {
 		return true
 	}
+	if connClosed(err) {
+		return true
+	}
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, net.ErrClosed)
@@ -85,6 +88,21 @@ func transientSQLState(state string) bool {
 		"40P01", // deadlock_detected
 		"55P03": // lock_not_available
 		return true
+	}
+	return false
+}
+
+// connClosed reports the Postgres driver's error for a connection that was
+// closed under a statement (pgconn.ErrConnClosed, "conn closed"). The driver
+// calls it unsafe to retry because the statement may have run; the store's
+// writes are upserts, so running one again is safe, and the same write on a
+// new connection may well succeed. It is matched by its text, down the
+// chain, so that this package needs no driver.
+func connClosed(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == "conn closed" {
+			return true
+		}
 	}
 	return false
 }

@@ -27,6 +27,7 @@ func TestTransient(t *testing.T) {
 		fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}),
 		syscall.ECONNRESET,
 		fmt.Errorf("read: %w", net.ErrClosed),
+		fmt.Errorf("saving the finished run failed: %w", pgconn.ErrConnClosed), // closed under a statement
 	}
 	for _, err := range transient {
 		require.True(t, storage.Transient(err), "%v", err)
