@@ -53,6 +53,12 @@ type Config struct {
 	// execute at once without a Queue; the others wait, PENDING, in
 	// submission order. Zero means 32; a negative value removes the cap.
 	BackgroundMaxConcurrency int
+	// SSEWriteTimeout bounds the write of each Server-Sent Events frame: a
+	// client that has not taken a frame by then (it stopped reading) is
+	// dropped — its stream ends and, as when a client leaves, a run bound to
+	// the request is cancelled — and logged at Info with the run id. Zero
+	// means 30s; a negative value removes the bound.
+	SSEWriteTimeout time.Duration
 	// Logger receives request and run logs. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -124,6 +130,7 @@ func New(cfg Config) (*OS, error) {
 	cfg.Name = cmp.Or(cfg.Name, "AgentOS")
 	cfg.DBID = cmp.Or(cfg.DBID, "agnogo-db")
 	cfg.Version = cmp.Or(cfg.Version, "dev")
+	cfg.SSEWriteTimeout = sseWriteTimeout(cfg.SSEWriteTimeout)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -176,6 +183,7 @@ func New(cfg Config) (*OS, error) {
 	o.queueRoutes(mux)
 	o.docsRoutes(mux)
 	o.handler = o.withCORS(o.withAuth(o.withCleanText(mux)))
+	o.handler = o.withSSEWriteTimeout(o.handler)
 	return o, nil
 }
 

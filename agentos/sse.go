@@ -11,10 +11,17 @@ import (
 	"github.com/agnogo/agnogo/run"
 )
 
-// sseWriter writes Server-Sent Events frames and flushes each one.
+// sseWriter writes Server-Sent Events frames and flushes each one, each
+// under the write deadline of Config.SSEWriteTimeout (see deadlines.go).
 type sseWriter struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	// bound sets the write deadlines and notes a client dropped; nil (no
+	// deadline) for a writer that did not come through [OS.ServeHTTP].
+	bound *sseBoundWriter
+	// lastData is the payload of the last frame written, whose run_id
+	// names the run when a client is dropped at a comment.
+	lastData []byte
 }
 
 // startSSE sends the stream's headers.
@@ -25,8 +32,12 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
-	_ = s.rc.Flush()
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), bound: sseBoundOf(w)}
+	s.bound.started(s.rc)
+	s.bound.arm()
+	if err := s.rc.Flush(); err != nil {
+		_ = s.bound.failed(err, nil, nil)
+	}
 	return s
 }
 
@@ -44,10 +55,15 @@ func (s *sseWriter) entry(e eventlog.Entry) error { return s.frame(e.Name, e.Dat
 
 // frame writes one named frame with a JSON payload.
 func (s *sseWriter) frame(name string, data []byte) error {
+	s.bound.arm()
 	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, data); err != nil {
-		return err
+		return s.bound.failed(err, data, s.lastData)
 	}
-	return s.rc.Flush()
+	if err := s.rc.Flush(); err != nil {
+		return s.bound.failed(err, data, s.lastData)
+	}
+	s.lastData = data
+	return nil
 }
 
 // errorFrame writes the `event: error` control frame.
@@ -70,10 +86,14 @@ func (s *sseWriter) control(name string, data map[string]any) error {
 // comment writes an SSE comment line, which clients ignore: a heartbeat
 // that keeps proxies from closing an idle stream.
 func (s *sseWriter) comment(text string) error {
+	s.bound.arm()
 	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
-		return err
+		return s.bound.failed(err, nil, s.lastData)
 	}
-	return s.rc.Flush()
+	if err := s.rc.Flush(); err != nil {
+		return s.bound.failed(err, nil, s.lastData)
+	}
+	return nil
 }
 
 // NewEventLog returns an in-process event log. Pass the same log as

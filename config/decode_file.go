@@ -14,13 +14,17 @@ import (
 
 // The keys each mapping knows, in the order the documentation lists them.
 var (
-	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins",
+	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "server",
 		"block_private_media_urls", "media_url_allow", "media_url_deny", "models", "agents"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "issuer", "leeway_seconds", "authorization", "admin_scope", "user_isolation"}
 	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens"}
 )
+
+// serverKeys are the keys of the server mapping, in the documentation's
+// order.
+var serverKeys = []string{"body_timeout_seconds", "upload_min_bytes_per_second", "max_connections", "idle_timeout_seconds", "sse_write_timeout_seconds"}
 
 // jwtAlgorithms are the signing algorithms auth.jwt.algorithm accepts.
 var jwtAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512", "EdDSA"}
@@ -69,6 +73,8 @@ func (d *decoder) decodeFile(doc *yaml.Node) *File {
 			file.Auth = d.decodeAuth(f.value, file)
 		case "cors_allowed_origins":
 			file.CORSAllowedOrigins = d.origins(f.value)
+		case "server":
+			d.decodeServer(f.value, &file.Server)
 		case "block_private_media_urls":
 			file.BlockPrivateMediaURLs = d.boolean(f.value, "block_private_media_urls")
 		case "media_url_allow", "media_url_deny":
@@ -169,6 +175,26 @@ func (d *decoder) decodeQueue(node *yaml.Node, queue *Queue) {
 			queue.RetentionSeconds = d.integer(f.value, what, 0)
 		default:
 			d.unknownKey(f, "queue", queueKeys)
+		}
+	}
+}
+
+func (d *decoder) decodeServer(node *yaml.Node, server *Server) {
+	for _, f := range d.fields(node, "server") {
+		what := label(f.name(), "server")
+		switch f.name() {
+		case "body_timeout_seconds":
+			server.BodyTimeoutSeconds = d.integer(f.value, what, 0)
+		case "upload_min_bytes_per_second":
+			server.UploadMinBytesPerSecond = d.integer(f.value, what, 0)
+		case "max_connections":
+			server.MaxConnections = d.integer(f.value, what, 0)
+		case "idle_timeout_seconds":
+			server.IdleTimeoutSeconds = d.integer(f.value, what, 1)
+		case "sse_write_timeout_seconds":
+			server.SSEWriteTimeoutSeconds = d.integer(f.value, what, 0)
+		default:
+			d.unknownKey(f, "server", serverKeys)
 		}
 	}
 }

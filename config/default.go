@@ -28,6 +28,7 @@ func defaultFile(source string) *File {
 			LockGraceSeconds:   DefaultLockGraceSeconds,
 			RetentionSeconds:   DefaultRetentionSeconds,
 		},
+		Server: defaultServer(),
 		Models: map[string]*Model{},
 	}
 }

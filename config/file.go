@@ -37,6 +37,18 @@ const (
 	DefaultRetentionSeconds = 86400
 	// DefaultJWTAlgorithm is auth.jwt.algorithm when not set.
 	DefaultJWTAlgorithm = "RS256"
+	// DefaultBodyTimeoutSeconds is server.body_timeout_seconds when not set.
+	DefaultBodyTimeoutSeconds = 60
+	// DefaultUploadMinBytesPerSecond is server.upload_min_bytes_per_second
+	// when not set: 64 KiB/s.
+	DefaultUploadMinBytesPerSecond = 64 << 10
+	// DefaultMaxConnections is server.max_connections when not set.
+	DefaultMaxConnections = 10000
+	// DefaultIdleTimeoutSeconds is server.idle_timeout_seconds when not set.
+	DefaultIdleTimeoutSeconds = 120
+	// DefaultSSEWriteTimeoutSeconds is server.sse_write_timeout_seconds when
+	// not set.
+	DefaultSSEWriteTimeoutSeconds = 30
 )
 
 // The model providers a config file can name.
@@ -84,6 +96,8 @@ type File struct {
 	Redis string
 	// Queue tunes background runs.
 	Queue Queue
+	// Server bounds what the HTTP server gives each client.
+	Server Server
 	// Auth protects the HTTP API. Nil when the file has no auth key.
 	Auth *Auth
 	// CORSAllowedOrigins are the browser origins the HTTP API answers
@@ -158,6 +172,49 @@ type Queue struct {
 	// to $AGNOGO_EXECUTOR_ID, else the host name, the listen address and
 	// the database.
 	ExecutorID string
+}
+
+// Server bounds what `agnogo serve` gives each client (the server key): the
+// time a request body may take, the connections open at once, how long an
+// idle connection stays open and how long a Server-Sent Events client may
+// stop reading. A zero turns a bound off, except IdleTimeoutSeconds.
+type Server struct {
+	// BodyTimeoutSeconds bounds how long a request body may take to
+	// arrive, from when its headers have; a slower body, or one shorter
+	// than its Content-Length, is cut off (the request answers 400 and the
+	// connection is closed). 0 means no bound. Defaults to
+	// [DefaultBodyTimeoutSeconds].
+	BodyTimeoutSeconds int
+	// UploadMinBytesPerSecond gives a multipart/form-data body (an upload)
+	// one more second per this many bytes it delivers, so an upload at
+	// least this fast is never cut off. 0 gives uploads
+	// BodyTimeoutSeconds, like any body. Defaults to
+	// [DefaultUploadMinBytesPerSecond].
+	UploadMinBytesPerSecond int
+	// MaxConnections caps the client connections open at once; past it, new
+	// connections wait to be accepted until one closes. 0 means no cap.
+	// Defaults to [DefaultMaxConnections].
+	MaxConnections int
+	// IdleTimeoutSeconds closes a keep-alive connection left idle that
+	// long; at least 1. Defaults to [DefaultIdleTimeoutSeconds].
+	IdleTimeoutSeconds int
+	// SSEWriteTimeoutSeconds bounds the write of each Server-Sent Events
+	// frame: a client that stops reading is dropped once its socket's
+	// buffers are full and a frame has waited that long (a run it was
+	// streaming is cancelled, as when a client leaves). 0 means no bound.
+	// Defaults to [DefaultSSEWriteTimeoutSeconds].
+	SSEWriteTimeoutSeconds int
+}
+
+// defaultServer is the server key with nothing set.
+func defaultServer() Server {
+	return Server{
+		BodyTimeoutSeconds:      DefaultBodyTimeoutSeconds,
+		UploadMinBytesPerSecond: DefaultUploadMinBytesPerSecond,
+		MaxConnections:          DefaultMaxConnections,
+		IdleTimeoutSeconds:      DefaultIdleTimeoutSeconds,
+		SSEWriteTimeoutSeconds:  DefaultSSEWriteTimeoutSeconds,
+	}
 }
 
 // Auth protects the HTTP API (the auth key).

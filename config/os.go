@@ -34,7 +34,7 @@ type ServerOptions struct {
 
 // Server returns the configuration of the AgentOS HTTP server that serves
 // this OS: its name, database, every agent (native and external) in file
-// order, auth and CORS. Pass it to [agentos.New].
+// order, auth, CORS and the SSE write timeout. Pass it to [agentos.New].
 //
 // The security key is auth.security_key, else $OS_SECURITY_KEY; auth.jwt
 // becomes [agentos.JWTConfig] (with authorization: false it only validates
@@ -84,7 +84,20 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 		cfg.Auth.SecurityKey = opts.Getenv(SecurityKeyEnv)
 	}
 	cfg.BackgroundMaxConcurrency = backgroundConcurrency(o.File, opts)
+	cfg.SSEWriteTimeout = sseWriteTimeout(o.File)
 	return cfg
+}
+
+// sseWriteTimeout is server.sse_write_timeout_seconds as
+// [agentos.Config.SSEWriteTimeout] takes it: 0 (no bound) becomes negative.
+func sseWriteTimeout(f *File) time.Duration {
+	if f == nil {
+		return 0 // agentos's default
+	}
+	if s := f.Server.SSEWriteTimeoutSeconds; s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return -1
 }
 
 // backgroundConcurrency is the cap on background runs: $[MaxConcurrencyEnv]

@@ -1,4 +1,5 @@
-// Package internal holds test support shared across agnogo's packages:
-// wire-protocol fakes of model APIs, fake CLIs, and clock and ID seams. See
-// internal/testdb for the database services tests run against.
+// Package internal holds what agnogo's packages share but do not export:
+// test support (wire-protocol fakes of model APIs, fake CLIs, clock and ID
+// seams; internal/testdb for the database services tests run against) and
+// the HTTP server's bounds on clients (internal/httpbound).
 package internal

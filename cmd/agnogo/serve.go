@@ -17,18 +17,19 @@ import (
 
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/config"
+	"github.com/agnogo/agnogo/internal/httpbound"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/dburl"
 )
 
-// Server timeouts.
+// Server timeouts. The config's server key bounds the rest (see
+// newHTTPServer): request bodies, idle connections, the connections open at
+// once and SSE clients that stop reading. Responses as a whole are not
+// bounded: a run's stream lasts as long as the run.
 const (
 	// readHeaderTimeout bounds how long a client may take to send its
-	// request headers (slowloris). Bodies and responses are not bounded: run
-	// streams last as long as the run.
+	// request headers (slowloris).
 	readHeaderTimeout = 10 * time.Second
-	// idleTimeout closes keep-alive connections left unused.
-	idleTimeout = 2 * time.Minute
 	// shutdownTimeout bounds a graceful shutdown: cancelling the runs in
 	// flight, waiting for them to save, and closing the connections.
 	shutdownTimeout = 15 * time.Second
@@ -144,13 +145,14 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 		return &usageError{err: fmt.Errorf("%s: %w", file.Source, err)}
 	}
 
-	server := &http.Server{
-		Handler:           agentOS,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	server, err := newHTTPServer(ctx, agentOS, file.Server, logger)
+	if err != nil {
+		_ = listener.Close()
+		return err
 	}
+	// Past max_connections, new connections wait in the kernel's accept
+	// queue until one closes.
+	listener = httpbound.LimitListener(listener, file.Server.MaxConnections)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
 
@@ -162,6 +164,29 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 	case <-ctx.Done():
 	}
 	return shutdown(logger, server, agentOS, served)
+}
+
+// newHTTPServer is the server of handler, bounded as the config's server key
+// says. Request bodies get their read deadline from httpbound rather than
+// ReadTimeout, which cannot give an upload more time as its bytes arrive;
+// there is no WriteTimeout, which would end a run's stream (agentos bounds
+// each SSE write instead).
+func newHTTPServer(ctx context.Context, handler http.Handler, limits config.Server, logger *slog.Logger) (*http.Server, error) {
+	bounded, err := httpbound.Handler(handler, httpbound.Config{
+		BodyTimeout:   time.Duration(limits.BodyTimeoutSeconds) * time.Second,
+		UploadMinRate: int64(limits.UploadMinBytesPerSecond),
+		Logger:        logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bound request bodies: %w", err)
+	}
+	return &http.Server{
+		Handler:           bounded,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       time.Duration(limits.IdleTimeoutSeconds) * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}, nil
 }
 
 // shutdown stops the server gracefully: it stops accepting connections,
