@@ -1,5 +1,3 @@
-// NOTE for the owner of os.go: New must call o.metricsRoutes(mux) next to o.memoryRoutes(mux).
-
 package agentos
 
 import (
