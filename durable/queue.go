@@ -208,15 +208,23 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	}
 	// The engine's context lives until Shutdown, not until ctx ends: ending
 	// it would cancel every run in flight, durably.
+	pool, err := enginePool(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
 	dctx, err := dbos.NewContext(context.WithoutCancel(ctx), dbos.Config{
 		AppName:            "agnogo",
 		DatabaseURL:        cfg.DatabaseURL,
+		SystemDBPool:       pool,
 		ApplicationVersion: cfg.ApplicationVersion,
 		ExecutorID:         cfg.ExecutorID,
 		DatabaseSchema:     cfg.Schema,
 		Logger:             cfg.Logger.With(slog.String("component", "durable")),
 	})
 	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
 		return nil, fmt.Errorf("durable: open the queue database: %w", err)
 	}
 	q.dbos = dctx

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
@@ -54,7 +55,7 @@ func (q *Queue) planRetry(ctx dbos.Context, jr *journal, j job, attempt int, sta
 			return retryPlan{}, nil
 		}
 		delay := q.retryDelay(attempt)
-		if err := q.recordFailedAttempt(j, attempt, started, reason); err != nil {
+		if err := q.recordFailedAttempt(jr, j, attempt, started, reason); err != nil {
 			return retryPlan{}, err
 		}
 		return retryPlan{Retry: true, Attempt: attempt + 1, WakeAt: q.cfg.Now().Add(delay).UnixMilli(), Delay: delay.Seconds()}, nil
@@ -110,27 +111,35 @@ func (q *Queue) backoff(ctx context.Context, plan retryPlan) bool {
 
 // recordFailedAttempt adds the failed attempt to the run's
 // metadata.attempts and makes the row PENDING, numbered for its next
-// attempt.
-func (q *Queue) recordFailedAttempt(j job, attempt int, started time.Time, reason string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	defer cancel()
-	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
-	if err != nil {
-		return fmt.Errorf("read run %s: %w", j.RunID, err)
-	}
-	out := rec.Run
-	if out.Metadata == nil {
-		out.Metadata = map[string]any{}
-	}
-	if err := out.AppendAttempt(run.Attempt{Attempt: attempt, Error: &reason, StartedAt: started.Unix(), EndedAt: q.cfg.Now().Unix()}); err != nil {
-		return err
-	}
-	out.Metadata[queueAttemptKey] = attempt + 1
-	out.Metadata[queueRetryKey] = true
-	out.Status = run.StatusPending
-	if _, err := q.cfg.Store.UpsertRun(ctx, rec); err != nil {
-		return fmt.Errorf("write run %s: %w", j.RunID, err)
-	}
-	q.redis.status(j.RunID, run.StatusPending)
-	return nil
+// attempt; a database that refuses the write for a while is waited for
+// (see [Queue.retryWrite]).
+func (q *Queue) recordFailedAttempt(jr *journal, j job, attempt int, started time.Time, reason string) error {
+	return q.retryWrite(jr, j.RunID, "recording the failed attempt", func(ctx context.Context) error {
+		rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+		if err != nil {
+			return fmt.Errorf("read run %s: %w", j.RunID, err)
+		}
+		out := rec.Run
+		if out.Metadata == nil {
+			out.Metadata = map[string]any{}
+		}
+		// A write retried after its answer was lost may have landed.
+		attempts, err := out.Attempts()
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(attempts, func(a run.Attempt) bool { return a.Attempt == attempt }) {
+			if err := out.AppendAttempt(run.Attempt{Attempt: attempt, Error: &reason, StartedAt: started.Unix(), EndedAt: q.cfg.Now().Unix()}); err != nil {
+				return err
+			}
+		}
+		out.Metadata[queueAttemptKey] = attempt + 1
+		out.Metadata[queueRetryKey] = true
+		out.Status = run.StatusPending
+		if _, err := q.cfg.Store.UpsertRun(ctx, rec); err != nil {
+			return fmt.Errorf("write run %s: %w", j.RunID, err)
+		}
+		q.redis.status(j.RunID, run.StatusPending)
+		return nil
+	})
 }

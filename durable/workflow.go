@@ -519,30 +519,44 @@ func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) 
 // (jr not nil), a write that never lands fails the workflow, so that it is
 // never recorded finished while its row says otherwise.
 func (q *Queue) writeFinal(jr *journal, j job, status run.Status, message string) (stored run.Status, over bool) {
+	err := q.retryWrite(jr, j.RunID, "writing the final state", func(ctx context.Context) error {
+		var err error
+		stored, over, err = runhost.Settle(ctx, q.cfg.Store, j.RunID, j.UserID, status, message)
+		return err
+	})
+	if err != nil {
+		q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("status", string(status)),
+			slog.String("error", err.Error()))
+		if jr != nil {
+			jr.unsaved(err)
+		}
+	}
+	return stored, over
+}
+
+// retryWrite runs write, a write of a run's row, until it succeeds, fails
+// for a reason that is not transient, or has been refused for
+// finalSaveBudget: a database that refuses writes for a while (a restart,
+// a dropped connection) is waited for, with a doubling delay. Inside a
+// workflow (jr not nil) it gives up early when the process stops; the
+// run's workflow is then resumed, and the write made, elsewhere.
+func (q *Queue) retryWrite(jr *journal, runID, what string, write func(ctx context.Context) error) error {
 	deadline := time.Now().Add(finalSaveBudget)
 	delay := finalSaveFirstDelay
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-		stored, over, err := runhost.Settle(ctx, q.cfg.Store, j.RunID, j.UserID, status, message)
+		err := write(ctx)
 		cancel()
 		if err == nil {
-			return stored, over
+			return nil
 		}
 		if !storage.Transient(err) || time.Now().Add(delay).After(deadline) {
-			q.log.Error("durable: final state not written", slog.String("run_id", j.RunID), slog.String("status", string(status)),
-				slog.String("error", err.Error()))
-			if jr != nil {
-				jr.unsaved(err)
-			}
-			return stored, over
+			return err
 		}
-		q.log.Warn("durable: writing the final state failed; trying again", slog.String("run_id", j.RunID),
+		q.log.Warn("durable: "+what+" failed; trying again", slog.String("run_id", runID),
 			slog.Duration("in", delay), slog.String("error", err.Error()))
 		if !waitFinalRetry(jr, delay) {
-			// The process stops: the run's workflow is left unfinished,
-			// to be resumed, and its final state written, elsewhere.
-			jr.unsaved(fmt.Errorf("the process stopped: %w", err))
-			return stored, over
+			return fmt.Errorf("the process stopped: %w", err)
 		}
 		delay = min(2*delay, finalSaveMaxDelay)
 	}
