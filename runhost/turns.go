@@ -27,8 +27,21 @@ type Turns struct {
 	now        func() time.Time
 
 	mu       sync.Mutex
-	inFlight map[string]string // run id by session id
+	inFlight map[string]*turn // by session id
 }
+
+// turn is a turn this process runs; done closes when it frees its session.
+type turn struct {
+	runID string
+	done  chan struct{}
+}
+
+// handoverWait bounds how long a new turn waits for one whose run is
+// already final (cancelled, failed or completed, its row written) to free
+// the session: such a turn only winds down (a CLI interrupted, then
+// killed after a grace). A client that saw the run end must not be told
+// the session is busy with it.
+const handoverWait = 5 * time.Second
 
 // TurnsConfig configures [NewTurns].
 type TurnsConfig struct {
@@ -49,7 +62,7 @@ func NewTurns(cfg TurnsConfig) *Turns {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Turns{store: cfg.Store, staleAfter: cfg.StaleAfter, now: cfg.Now, inFlight: map[string]string{}}
+	return &Turns{store: cfg.Store, staleAfter: cfg.StaleAfter, now: cfg.Now, inFlight: map[string]*turn{}}
 }
 
 // BeginOptions tune [Turns.Begin].
@@ -63,12 +76,9 @@ type BeginOptions struct {
 // [*run.SessionBusyError] naming the run in flight. Call the returned function
 // when the turn ends, whatever its outcome, to free the session.
 func (t *Turns) Begin(ctx context.Context, sessionID, runID string, opts BeginOptions) (func(), error) {
-	t.mu.Lock()
-	if other, busy := t.inFlight[sessionID]; busy && other != runID {
-		t.mu.Unlock()
-		return nil, &run.SessionBusyError{SessionID: sessionID, RunID: other}
+	if err := t.awaitLocal(ctx, sessionID, runID); err != nil {
+		return nil, err
 	}
-	t.mu.Unlock()
 	if t.store != nil {
 		other, err := t.unfinished(ctx, sessionID, runID, opts)
 		if err != nil {
@@ -80,20 +90,63 @@ func (t *Turns) Begin(ctx context.Context, sessionID, runID string, opts BeginOp
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if other, busy := t.inFlight[sessionID]; busy && other != runID {
-		return nil, &run.SessionBusyError{SessionID: sessionID, RunID: other}
+	if other, busy := t.inFlight[sessionID]; busy && other.runID != runID {
+		return nil, &run.SessionBusyError{SessionID: sessionID, RunID: other.runID}
 	}
-	t.inFlight[sessionID] = runID
+	mine := &turn{runID: runID, done: make(chan struct{})}
+	t.inFlight[sessionID] = mine
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			t.mu.Lock()
-			if t.inFlight[sessionID] == runID {
+			if t.inFlight[sessionID] == mine {
 				delete(t.inFlight, sessionID)
 			}
 			t.mu.Unlock()
+			close(mine.done)
 		})
 	}, nil
+}
+
+// awaitLocal returns once no other turn of this process holds sessionID.
+// A turn whose run is final already is waited for, up to handoverWait; one
+// still running makes the session busy at once.
+func (t *Turns) awaitLocal(ctx context.Context, sessionID, runID string) error {
+	for {
+		t.mu.Lock()
+		other, busy := t.inFlight[sessionID]
+		t.mu.Unlock()
+		if !busy || other.runID == runID {
+			return nil
+		}
+		busyErr := &run.SessionBusyError{SessionID: sessionID, RunID: other.runID}
+		if !t.ended(ctx, other.runID) {
+			return busyErr
+		}
+		timer := time.NewTimer(handoverWait)
+		select {
+		case <-other.done:
+			timer.Stop()
+		case <-timer.C:
+			return busyErr
+		case <-ctx.Done():
+			timer.Stop()
+			return fmt.Errorf("wait for session %s: %w", sessionID, ctx.Err())
+		}
+	}
+}
+
+// ended reports whether runID's row is final: its turn only winds down. A
+// PAUSED run keeps its session.
+func (t *Turns) ended(ctx context.Context, runID string) bool {
+	if t.store == nil {
+		return false
+	}
+	rec, err := t.store.GetRun(ctx, runID, "")
+	if err != nil || rec.Run == nil {
+		return false
+	}
+	return rec.Run.Status.Terminal() && rec.Run.Status != run.StatusPaused
 }
 
 // unfinished returns another run of the session the runs table shows in

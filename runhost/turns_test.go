@@ -85,3 +85,36 @@ func TestTurnsSeeRunsOfOtherReplicas(t *testing.T) {
 	require.NoError(t, err, "a RUNNING row not updated for longer than StaleAfter is a crashed turn's")
 	release()
 }
+
+// A turn whose run is final already (cancelled, its row written) but whose
+// process still winds down does not make the next turn busy: the next one
+// waits until it frees the session. One still running does.
+func TestTurnsWaitForAnEndedTurnToWindDown(t *testing.T) {
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "runs.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	turns := runhost.NewTurns(runhost.TurnsConfig{Store: store})
+
+	saveRun(t, store, "first", run.StatusRunning)
+	release, err := turns.Begin(t.Context(), "s", "first", runhost.BeginOptions{})
+	require.NoError(t, err)
+	_, err = turns.Begin(t.Context(), "s", "second", runhost.BeginOptions{})
+	require.ErrorIs(t, err, run.ErrSessionBusy, "a turn still running makes the session busy at once")
+
+	saveRun(t, store, "first", run.StatusCancelled) // the client sees it end…
+	began := make(chan error, 1)
+	go func() {
+		next, err := turns.Begin(t.Context(), "s", "second", runhost.BeginOptions{})
+		if err == nil {
+			next()
+		}
+		began <- err
+	}()
+	select {
+	case err := <-began:
+		t.Fatalf("the next turn began before the first freed the session: %v", err)
+	default:
+	}
+	release() // …and its process is done winding down
+	require.NoError(t, <-began, "the next turn takes the session")
+}
