@@ -172,3 +172,22 @@ func TestMemoryTopicsAndStats(t *testing.T) {
 	page = decode[map[string]any](t, s.get(t, "/user_memory_stats?user_id=carol"))
 	require.Equal(t, []any{map[string]any{"user_id": "carol", "total_memories": 1.0, "last_memory_updated_at": latest["updated_at"]}}, page["data"])
 }
+
+// TestMemoryListingsCapLimit: no page of memories or of per-user counts
+// holds more than 1000 rows; a larger limit is refused, naming the bound.
+func TestMemoryListingsCapLimit(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil, nil)
+	s.createMemory(t, "alice", "one")
+	for _, path := range []string{"/memories", "/user_memory_stats"} {
+		for _, limit := range []string{"1001", "2147483647"} {
+			resp := s.get(t, path+"?limit="+limit)
+			body := readAll(t, resp)
+			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "%s limit=%s: %s", path, limit, body)
+			require.JSONEq(t, limitTooLarge, body, "%s limit=%s", path, limit)
+		}
+		page := decode[map[string]any](t, s.get(t, path+"?limit=1000"))
+		require.Len(t, page["data"], 1, path)
+		require.Equal(t, 1000.0, page["meta"].(map[string]any)["limit"], path)
+	}
+}

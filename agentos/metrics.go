@@ -16,12 +16,13 @@ import (
 
 // metricsRoutes mounts the metrics routes (agentos-api.md §9).
 //
-// Agno aggregates daily metrics into agno_metrics in a refresh job and
-// serves them from there. storage.Store has no metrics API yet, so agnogo
-// computes them on the fly from the runs and sessions in the store, for the
-// caller's user scope: GET /metrics and POST /metrics/refresh both
-// aggregate, nothing is written to agno_metrics, and a refresh is never
-// pending.
+// A store with daily aggregates ([storage.MetricsStore], as both adapters
+// have) keeps agno_metrics up to date as sessions and runs are written, one
+// row per user and day: GET /metrics reads the days asked for, whatever the
+// number of runs, and POST /metrics/refresh recomputes a window of at most
+// [storage.MaxMetricsRefreshDays] days from the runs. With any other store
+// both compute the days on the fly from every run and session in the
+// range. A refresh runs inline, so none is ever pending.
 func (o *OS) metricsRoutes(mux *http.ServeMux) { o.mount(mux, o.metricsEndpoints()) }
 
 // metricsEndpoints lists the metrics routes with the scope each needs.
@@ -33,7 +34,7 @@ func (o *OS) metricsEndpoints() []endpoint {
 	}
 }
 
-// aggregationDaily is the only aggregation period agnogo computes.
+// aggregationDaily is the only aggregation period agnogo serves.
 const aggregationDaily = "daily"
 
 // dayMetrics is one UTC day's activity (Agno's DayAggregatedMetrics). Date
@@ -103,19 +104,29 @@ func (o *OS) handleGetMetrics(w http.ResponseWriter, r *http.Request) {
 	if q.failed(w) {
 		return
 	}
-	days, now, err := o.dailyMetrics(r.Context(), o.userScope(r, q.str("user_id")), from, to)
+	days, err := o.metricsDays(r.Context(), o.userScope(r, q.str("user_id")), from, to, false)
 	if err != nil {
 		o.writeStoreError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, metricsResponse{Metrics: days, UpdatedAt: now.Unix()})
+	writeJSON(w, http.StatusOK, metricsResponse{Metrics: days, UpdatedAt: lastUpdate(days, o.cfg.Now())})
 }
 
-// handleRefreshMetrics recomputes every day's metrics and returns them, as
-// Agno's synchronous refresh does (a bare list). The background query
-// parameter is accepted and has no effect: nothing runs after the answer.
+// handleRefreshMetrics recomputes the days from starting_date to
+// ending_date and returns them, as Agno's synchronous refresh does (a bare
+// list). ending_date defaults to today (UTC), or to the last day of the
+// longest window from starting_date when that is earlier; starting_date to
+// the first day of the longest window ending on ending_date. The window is
+// at most [storage.MaxMetricsRefreshDays] days, which bounds the runs one
+// request reads. The background query parameter is accepted and has no
+// effect: nothing runs after the answer.
 func (o *OS) handleRefreshMetrics(w http.ResponseWriter, r *http.Request) {
-	days, _, err := o.dailyMetrics(r.Context(), o.userScope(r, r.URL.Query().Get("user_id")), time.Time{}, time.Time{})
+	q := newQueryReader(r)
+	from, to := o.refreshWindow(q)
+	if q.failed(w) {
+		return
+	}
+	days, err := o.metricsDays(r.Context(), o.userScope(r, q.str("user_id")), from, to, true)
 	if err != nil {
 		o.writeStoreError(w, r, err)
 		return
@@ -123,16 +134,111 @@ func (o *OS) handleRefreshMetrics(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, days)
 }
 
+// refreshWindow reads a refresh's starting_date and ending_date, applying
+// their defaults, and collects an issue for a window that is inverted or
+// longer than [storage.MaxMetricsRefreshDays].
+func (o *OS) refreshWindow(q *queryReader) (from, to time.Time) {
+	const span = storage.MaxMetricsRefreshDays - 1 // days after the first
+	now := o.cfg.Now().UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	from, hasFrom := q.date("starting_date")
+	to, hasTo := q.date("ending_date")
+	switch {
+	case !hasTo && hasFrom:
+		to = from.AddDate(0, 0, span)
+		if today.Before(to) {
+			to = today
+		}
+	case !hasTo:
+		to = today
+	}
+	if !hasFrom {
+		from = to.AddDate(0, 0, -span)
+	}
+	switch {
+	case len(q.issues) > 0:
+	case from.After(to):
+		q.issues = append(q.issues, validationIssue{Loc: []string{"query", "starting_date"}, Msg: "starting_date must not be after ending_date", Type: "value_error"})
+	case from.AddDate(0, 0, span).Before(to):
+		q.issues = append(q.issues, validationIssue{Loc: []string{"query", "starting_date"},
+			Msg: fmt.Sprintf("a refresh covers at most %d days: starting_date must be at most %d days before ending_date", storage.MaxMetricsRefreshDays, span), Type: "value_error"})
+	}
+	return from, to
+}
+
+// metricsDays returns the days from from to to (inclusive; a zero time
+// leaves that end open) in a user scope ("" for every user), oldest first:
+// the store's daily aggregates, recomputed first when refresh is set, or,
+// for a store without them, days computed from its runs and sessions.
+func (o *OS) metricsDays(ctx context.Context, userID string, from, to time.Time, refresh bool) ([]dayMetrics, error) {
+	store, ok := o.cfg.Store.(storage.MetricsStore)
+	if !ok {
+		days, _, err := o.dailyMetrics(ctx, userID, from, to)
+		return days, err
+	}
+	read := store.DailyMetrics
+	if refresh {
+		read = store.RefreshMetrics
+	}
+	stored, err := read(ctx, storage.MetricsQuery{UserID: userID, From: from, To: to})
+	if err != nil {
+		return nil, err
+	}
+	return storedDays(userID, stored, o.cfg.Now().UTC()), nil
+}
+
+// storedDays turns a store's days into the answer's, for the scope userID.
+func storedDays(userID string, stored []storage.DayMetrics, now time.Time) []dayMetrics {
+	today := now.Format(time.DateOnly)
+	days := make([]dayMetrics, 0, len(stored))
+	for _, d := range stored {
+		models := make([]modelMetric, 0, len(d.Models))
+		for _, m := range d.Models {
+			models = append(models, modelMetric{ModelID: m.ModelID, ModelProvider: m.ModelProvider, Count: m.Count})
+		}
+		days = append(days, dayMetrics{
+			ID:             metricsID(userID, d.Date),
+			AgentRunsCount: d.AgentRuns, AgentSessionsCount: d.AgentSessions,
+			TeamRunsCount: d.TeamRuns, TeamSessionsCount: d.TeamSessions,
+			WorkflowRunsCount: d.WorkflowRuns, WorkflowSessionsCount: d.WorkflowSessions,
+			UsersCount:        d.Users,
+			TokenMetrics:      tokenMetrics(d.Tokens),
+			ModelMetrics:      models,
+			Date:              d.Date,
+			AggregationPeriod: aggregationDaily,
+			Completed:         d.Date < today,
+			CreatedAt:         d.CreatedAt,
+			UpdatedAt:         d.UpdatedAt,
+		})
+	}
+	return days
+}
+
+// lastUpdate is when the newest of days last changed, or now when there
+// are none.
+func lastUpdate(days []dayMetrics, now time.Time) int64 {
+	var last int64
+	for _, d := range days {
+		last = max(last, d.UpdatedAt)
+	}
+	if last == 0 {
+		return now.Unix()
+	}
+	return last
+}
+
 // handleMetricsRefreshStatus reports the refresh job, which agnogo does not
-// run: metrics are computed when asked for, so it is always idle.
+// run: a refresh is done before its request is answered, so the status is
+// always idle.
 func (o *OS) handleMetricsRefreshStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "idle", "started_at": nil, "finished_at": nil, "error": nil})
 }
 
 // dailyMetrics aggregates the runs and sessions of one user scope ("" for
 // all users) per UTC day, between from and to (inclusive; a zero time is
-// unbounded), oldest day first. The runs of the range are read whole:
-// runs are bucketed by their own created_at, sessions by theirs.
+// unbounded), oldest day first: the path of a store without daily
+// aggregates. The runs of the range are read whole: runs are bucketed by
+// their own created_at, sessions by theirs.
 func (o *OS) dailyMetrics(ctx context.Context, userID string, from, to time.Time) ([]dayMetrics, time.Time, error) {
 	query := storage.RunQuery{UserID: userID}
 	if !from.IsZero() {

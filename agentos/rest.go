@@ -118,14 +118,30 @@ func (q *queryReader) sortOrder() storage.SortOrder {
 	return storage.SortOrder(q.enum("sort_order", string(storage.SortDesc), string(storage.SortAsc), string(storage.SortDesc)))
 }
 
-// pagination reads limit (default 20, at least 1) and page (default 1, at
-// least 0), as Agno's list routes declare them.
-func (q *queryReader) pagination() pageParams {
-	p := pageParams{Limit: q.integer("limit", 20, 1), Page: q.integer("page", 1, 0)}
+// maxPageLimit is the largest limit a listing takes: one page never holds
+// more rows than this, however large the table.
+const maxPageLimit = 1000
+
+// pagination reads limit (default 20, 1 to [maxPageLimit]) and page
+// (default 1, at least 0), as Agno's list routes declare them.
+func (q *queryReader) pagination() pageParams { return q.paginationFrom(20) }
+
+// paginationFrom is [queryReader.pagination] with another default limit.
+func (q *queryReader) paginationFrom(defaultLimit int) pageParams {
+	p := pageParams{Limit: q.integer("limit", defaultLimit, 1), Page: q.integer("page", 1, 0)}
+	if p.Limit > maxPageLimit {
+		q.issues = append(q.issues, validationIssue{Loc: []string{"query", "limit"},
+			Msg: fmt.Sprintf("Input should be less than or equal to %d", maxPageLimit), Type: "less_than_equal"})
+	}
 	// The store's offset is (page-1)*limit; refuse pages whose offset would
 	// overflow rather than let it wrap into a negative OFFSET.
 	if p.Page > 1 && p.Limit > math.MaxInt32/(p.Page-1) {
 		q.issues = append(q.issues, validationIssue{Loc: []string{"query", "page"}, Msg: "page × limit must be at most 2147483647", Type: "value_error"})
+	}
+	if p.Limit > maxPageLimit {
+		// One issue for the limit: a caller checking it again (the queue's
+		// route does) finds it in range.
+		p.Limit = defaultLimit
 	}
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/agnogo/agnogo/run"
@@ -302,10 +303,17 @@ func sessionInFlightDetail(sessionID string) string {
 	return fmt.Sprintf("Session with id '%s' has a run in progress: cancel it or let it finish, then delete the session", sessionID)
 }
 
+// handleListSessionRuns answers a session's runs, oldest first, as the bare
+// array Agno's clients read. It is paged by limit and page, as the
+// listings are, but limit defaults to the largest page ([maxPageLimit]),
+// so a client that sends neither gets every run of a session of up to that
+// many runs, as it always did; the X-Total-Count header says how many runs
+// match in all, so that a client can ask for the next page.
 func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
 	q := newQueryReader(r)
 	createdAfter := q.epoch("created_after")
 	createdBefore := q.epoch("created_before")
+	page := q.paginationFrom(maxPageLimit)
 	if q.failed(w) {
 		return
 	}
@@ -313,8 +321,8 @@ func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	records, _, err := o.cfg.Store.GetRuns(r.Context(), storage.RunQuery{
-		SessionID: session.SessionID, UserID: userID, CreatedAfter: createdAfter, CreatedBefore: createdBefore,
+	records, total, err := o.cfg.Store.GetRuns(r.Context(), storage.RunQuery{
+		SessionID: session.SessionID, UserID: userID, CreatedAfter: createdAfter, CreatedBefore: createdBefore, Page: page.store(),
 	})
 	if err != nil {
 		o.writeStoreError(w, r, err)
@@ -324,8 +332,13 @@ func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
 	for _, rec := range records {
 		runs = append(runs, runSchema(o.withStreamed(r.Context(), rec.Run)))
 	}
+	w.Header().Set(totalCountHeader, strconv.Itoa(total))
 	writeJSON(w, http.StatusOK, runs)
 }
+
+// totalCountHeader carries, beside a bare array that is one page of a
+// listing, how many items the listing has in all.
+const totalCountHeader = "X-Total-Count"
 
 func (o *OS) handleGetSessionRun(w http.ResponseWriter, r *http.Request) {
 	session, userID, ok := o.pathSession(w, r)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -467,5 +468,103 @@ func TestSessionRoutesNeedStore(t *testing.T) {
 	s := newServer(t, nil, func(_ *agent.Config, o *agentos.Config) { o.Store = nil })
 	for _, path := range []string{"/sessions", "/sessions/s1", "/sessions/s1/runs", "/memories", "/memory_topics"} {
 		requireDetail(t, s.get(t, path), http.StatusServiceUnavailable)
+	}
+}
+
+// limitTooLarge is the 422 body of a limit above the largest page, in
+// FastAPI's shape.
+const limitTooLarge = `{"detail":[{"loc":["query","limit"],"msg":"Input should be less than or equal to 1000","type":"less_than_equal"}]}`
+
+// TestSessionListingsCapLimit: no page of a session listing holds more
+// than 1000 rows; a larger limit is refused, naming the bound.
+func TestSessionListingsCapLimit(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil, nil)
+	require.Equal(t, http.StatusCreated, s.callJSON(t, http.MethodPost, "/sessions", map[string]any{"session_id": "s1"}).StatusCode)
+	for _, path := range []string{"/sessions", "/sessions/s1/runs"} {
+		for _, limit := range []string{"1001", "2147483647"} {
+			resp := s.get(t, path+"?limit="+limit)
+			body := readAll(t, resp)
+			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "%s limit=%s: %s", path, limit, body)
+			require.JSONEq(t, limitTooLarge, body, "%s limit=%s", path, limit)
+		}
+		require.Equal(t, http.StatusOK, s.get(t, path+"?limit=1000").StatusCode, path)
+	}
+	requireIssue(t, s.get(t, "/sessions/s1/runs?limit=0"), "query", "limit")
+	requireIssue(t, s.get(t, "/sessions/s1/runs?page=-1"), "query", "page")
+	requireIssue(t, s.get(t, "/sessions/s1/runs?page=99999999&limit=1000"), "query", "page")
+}
+
+// putRuns stores n completed runs r0, r1, … of session sessionID, created
+// one second apart from createdAt, eight writers at a time (SQLite commits
+// the writes that queue together at once).
+func putRuns(t *testing.T, store storage.Store, sessionID string, n int, createdAt int64) {
+	t.Helper()
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	slots := make(chan struct{}, 8)
+	for i := range n {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			_, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: sessionID, RunIndex: new(int64(i)), Run: &run.Output{
+				RunID: fmt.Sprintf("r%d", i), SessionID: sessionID, AgentID: "assistant", Status: run.StatusCompleted,
+				Content: fmt.Sprintf("answer %d", i), CreatedAt: createdAt + int64(i),
+			}})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// TestSessionRunsPagination: GET /sessions/{id}/runs stays a bare array of
+// runs, oldest first, paged by limit and page in the store's query; without
+// them it answers the first 1000 runs, and X-Total-Count says how many
+// there are in all.
+func TestSessionRunsPagination(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil, nil)
+	_, err := s.store.UpsertSession(t.Context(), &storage.Session{SessionID: "s1", SessionType: storage.SessionTypeAgent, AgentID: "assistant"})
+	require.NoError(t, err)
+	putRuns(t, s.store, "s1", 1001, 1_700_000_000)
+
+	page := func(query string) ([]string, string) {
+		t.Helper()
+		resp := s.get(t, "/sessions/s1/runs"+query)
+		require.Equal(t, http.StatusOK, resp.StatusCode, query)
+		var ids []string
+		for _, r := range decode[[]map[string]any](t, resp) {
+			ids = append(ids, r["run_id"].(string))
+		}
+		return ids, resp.Header.Get("X-Total-Count")
+	}
+	all, total := page("")
+	require.Len(t, all, 1000, "no limit: the first 1000 runs")
+	require.Equal(t, "1001", total)
+	require.Equal(t, "r0", all[0])
+	require.Equal(t, "r999", all[999])
+	for _, tc := range []struct {
+		query string
+		want  []string
+		total string
+	}{
+		{"?page=2", []string{"r1000"}, "1001"},
+		{"?limit=2", []string{"r0", "r1"}, "1001"},
+		{"?limit=2&page=0", []string{"r0", "r1"}, "1001"},
+		{"?limit=3&page=2", []string{"r3", "r4", "r5"}, "1001"},
+		{"?limit=2&page=501", []string{"r1000"}, "1001"},
+		{"?limit=2&page=502", nil, "1001"},
+		{"?created_after=1700000998&limit=2", []string{"r998", "r999"}, "3"},
+		{"?created_after=1700000998&limit=2&page=2", []string{"r1000"}, "3"},
+		{"?created_before=1700000001", []string{"r0", "r1"}, "2"},
+	} {
+		ids, total := page(tc.query)
+		require.Equal(t, tc.want, ids, tc.query)
+		require.Equal(t, tc.total, total, tc.query)
 	}
 }

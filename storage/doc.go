@@ -1,5 +1,6 @@
 // Package storage defines where agnogo keeps what must outlive a process:
-// sessions, runs, mirrored external-agent transcripts and user memories.
+// sessions, runs, mirrored external-agent transcripts, user memories, and
+// the daily usage aggregates kept beside them ([MetricsStore]).
 //
 // The tables and columns follow Agno 3.x (agno_sessions, agno_runs,
 // agno_transcripts, agno_memories, agno_metrics, agno_schema_versions), so a

@@ -130,3 +130,16 @@ func TestRebind(t *testing.T) {
 		require.Equal(t, tt.want, rebind(tt.in), tt.in)
 	}
 }
+
+func TestMetricsAgnoRows(t *testing.T) {
+	store, cfg := openTemp(t)
+	conn, err := pgx.Connect(t.Context(), cfg.URL)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	storagetest.AgnoMetricsRows(t, store, func(t *testing.T, row storagetest.AgnoMetricsRow) {
+		_, err := conn.Exec(t.Context(), fmt.Sprintf(`INSERT INTO %q.agno_metrics (id, agent_runs_count, agent_sessions_count, users_count, token_metrics, model_metrics,
+	date, aggregation_period, user_id, created_at, updated_at, completed) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::date, 'daily', $8, 1, 1, TRUE)`, cfg.Schema),
+			"agno-"+row.UserID, row.AgentRuns, row.AgentSessions, row.Users, row.TokenMetrics, row.ModelMetrics, row.Date, row.UserID)
+		require.NoError(t, err)
+	})
+}

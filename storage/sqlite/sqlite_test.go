@@ -115,3 +115,16 @@ func TestOpenRejectsOutdatedSchema(t *testing.T) {
 	require.NoError(t, err, "AutoMigrate opens the same database")
 	require.NoError(t, store.Close())
 }
+
+func TestMetricsAgnoRows(t *testing.T) {
+	store, path := openTemp(t)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	require.NoError(t, err)
+	defer db.Close()
+	storagetest.AgnoMetricsRows(t, store, func(t *testing.T, row storagetest.AgnoMetricsRow) {
+		_, err := db.Exec(`INSERT INTO agno_metrics (id, agent_runs_count, agent_sessions_count, users_count, token_metrics, model_metrics,
+	date, aggregation_period, user_id, created_at, updated_at, completed) VALUES (?, ?, ?, ?, ?, ?, ?, 'daily', ?, 1, 1, 1)`,
+			"agno-"+row.UserID, row.AgentRuns, row.AgentSessions, row.Users, row.TokenMetrics, row.ModelMetrics, row.Date, row.UserID)
+		require.NoError(t, err)
+	})
+}

@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"Fork", forkTests()},
 		{"Transcripts", transcriptTests()},
 		{"Memories", memoryTests()},
+		{"Metrics", metricsTests()},
 		{"ToolResults", toolResultTests()},
 		{"Isolation", isolationTests()},
 		{"Concurrency", concurrencyTests()},

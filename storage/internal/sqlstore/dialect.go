@@ -46,6 +46,109 @@ func (d Dialect) jsonText(column, key string) string {
 	return fmt.Sprintf("json_extract(%s, '$.%s')", column, key)
 }
 
+// dateArg is a statement argument holding a YYYY-MM-DD day, as a DATE
+// column compares with it. SQLite keeps dates as that text.
+func (d Dialect) dateArg() string {
+	if d == Postgres {
+		return "CAST(? AS DATE)"
+	}
+	return "?"
+}
+
+// dateText reads a DATE column as YYYY-MM-DD text.
+func (d Dialect) dateText(column string) string {
+	if d == Postgres {
+		return fmt.Sprintf("to_char(%s, 'YYYY-MM-DD')", column)
+	}
+	return fmt.Sprintf("CAST(%s AS TEXT)", column)
+}
+
+// lockExclusive is the statement that makes every other writer of table
+// wait for the transaction to end, while readers go on; "" for SQLite,
+// whose single writer already does.
+func (d Dialect) lockExclusive(table string) string {
+	if d == Postgres {
+		return fmt.Sprintf("LOCK TABLE %s IN EXCLUSIVE MODE", table)
+	}
+	return ""
+}
+
+// unindexed is a text column in a condition that must not pick an index of
+// its own. SQLite, which has no statistics to weigh them, prefers any
+// equality (status IN (…), user_id = ?) to a range, and would walk every
+// finished run for each day asked for rather than the day's runs through
+// the created_at index; Postgres, for a session's runs, intersects the
+// session's index entries with the status index, whose entries for the
+// counted statuses cover nearly every run. A unary + hides the column
+// from SQLite's planner; on Postgres the same comes from an expression no
+// index is on (COALESCE of a NULL matches nothing, as the NULL would).
+func (d Dialect) unindexed(column string) string {
+	if d == Postgres {
+		return "COALESCE(" + column + ", '')"
+	}
+	return "+" + column
+}
+
+// jsonMembers extracts top-level members of a JSON column, parsing it once,
+// as a JSON array of their values in the order of keys (null for a missing
+// member).
+func (d Dialect) jsonMembers(column string, keys ...string) string {
+	parts := make([]string, len(keys))
+	for i, key := range keys {
+		if d == Postgres {
+			parts[i] = fmt.Sprintf("%s->'%s'", column, key)
+		} else {
+			parts[i] = fmt.Sprintf("'$.%s'", key)
+		}
+	}
+	if d == Postgres {
+		return "jsonb_build_array(" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprintf("json_extract(%s, %s)", column, strings.Join(parts, ", "))
+}
+
+// jsonNumber extracts a top-level member of a JSON object column as a
+// number; NULL when it is missing or null.
+func (d Dialect) jsonNumber(doc, key string) string {
+	if d == Postgres {
+		return fmt.Sprintf("(%s->>'%s')::numeric", doc, key)
+	}
+	return fmt.Sprintf("json_extract(%s, '$.%s')", doc, key)
+}
+
+// jsonObjectWithoutNulls builds a JSON object from alternating key and
+// value expressions, leaving out the members whose value is NULL.
+func (d Dialect) jsonObjectWithoutNulls(pairs ...string) string {
+	if d == Postgres {
+		return "jsonb_strip_nulls(jsonb_build_object(" + strings.Join(pairs, ", ") + "))"
+	}
+	// A merge patch drops the members it sets to null.
+	return "json_patch('{}', json_object(" + strings.Join(pairs, ", ") + "))"
+}
+
+// jsonAddModelCounts adds two model_metrics documents, Agno's lists of
+// {model_id, model_provider, count}: one element per model, its counts
+// summed, a model whose count comes to zero left out, most used first. A
+// stored document that is not a list counts as empty.
+func (d Dialect) jsonAddModelCounts(stored, added string) string {
+	if d == Postgres {
+		return fmt.Sprintf(`(SELECT COALESCE(jsonb_agg(jsonb_build_object('model_id', g.id, 'model_provider', g.provider, 'count', g.n) ORDER BY g.n DESC, g.id, g.provider), '[]'::jsonb)
+	FROM (SELECT e->>'model_id' AS id, COALESCE(e->>'model_provider', '') AS provider, SUM((e->>'count')::numeric) AS n
+		FROM (SELECT jsonb_array_elements(CASE WHEN jsonb_typeof(%[1]s) = 'array' THEN %[1]s ELSE '[]'::jsonb END) AS e
+			UNION ALL SELECT jsonb_array_elements(%[2]s)) AS x
+		GROUP BY 1, 2) AS g
+	WHERE g.n <> 0)`, stored, added)
+	}
+	return fmt.Sprintf(`(SELECT COALESCE(json_group_array(json_object('model_id', id, 'model_provider', provider, 'count', n)), '[]') FROM (
+	SELECT id, provider, SUM(n) AS n FROM (
+		SELECT json_extract(value, '$.model_id') AS id, COALESCE(json_extract(value, '$.model_provider'), '') AS provider, json_extract(value, '$.count') AS n
+		FROM json_each(CASE WHEN json_type(%[1]s) = 'array' THEN %[1]s ELSE '[]' END)
+		UNION ALL
+		SELECT json_extract(value, '$.model_id'), COALESCE(json_extract(value, '$.model_provider'), ''), json_extract(value, '$.count')
+		FROM json_each(%[2]s))
+	GROUP BY id, provider HAVING SUM(n) <> 0 ORDER BY SUM(n) DESC, id, provider))`, stored, added)
+}
+
 // jsonScalarText extracts the text of a JSON column that holds a string.
 func (d Dialect) jsonScalarText(column string) string {
 	if d == Postgres {
@@ -77,6 +180,15 @@ func (d Dialect) forUpdate() string {
 func (d Dialect) forShare() string {
 	if d == Postgres {
 		return " FOR SHARE"
+	}
+	return ""
+}
+
+// skipLocked makes a locking read skip the rows another transaction holds
+// instead of waiting for them; SQLite's single writer holds none.
+func (d Dialect) skipLocked() string {
+	if d == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
 	}
 	return ""
 }

@@ -20,6 +20,10 @@ import (
 //  3. INSERT … SELECT of every run, joined with those pairs (passed as one
 //     JSON object) and relinked inside run_data with the dialect's JSON
 //     functions.
+//
+// The copies count nothing in the daily metrics: they are not new model
+// calls, and no run write goes through them (see [Store.applyMetrics]). The
+// fork counts as a session once a run of its own ends.
 func (s *Store) ForkSession(ctx context.Context, f storage.SessionFork) (*storage.Session, error) {
 	if f.SessionID == "" {
 		return nil, storage.Invalidf("session_id of the session to fork is required")

@@ -51,7 +51,8 @@ func (s *Store) RecordPendingRun(ctx context.Context, session *storage.Session, 
 			// The insert has just locked the new row: no need to read it again.
 			knownOwner = &owner
 		}
-		_, err = insertRun(ctx, tx, knownOwner)
+		// A PENDING run counts nothing in the daily metrics.
+		_, err = insertRun(ctx, tx, knownOwner, metricsChanges{})
 		return err
 	})
 	if err != nil {

@@ -15,18 +15,23 @@ const runColumns = "run_id, session_id, run_type, user_id, run_index, run_data, 
 
 // UpsertRun implements [storage.RunStore].
 //
-// The write takes one indexed lookup of the session and one statement that
+// The write takes one indexed lookup of the session, one of the stored
+// run (what it counts for in the daily metrics), and one statement that
 // inserts or updates the run (finding the session's highest run_index
 // through an index), so its cost does not grow with the number of runs a
-// session holds.
+// session holds; a save that changes what the run counts for also updates
+// one metrics row (see [Store.applyMetrics]).
 func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.RunRecord, error) {
 	write, err := s.runWrite(rec, false)
 	if err != nil {
 		return rec, err
 	}
 	err = s.db.InTx(ctx, func(tx Conn) error {
-		rec, err = write(ctx, tx, nil)
-		return err
+		changes := metricsChanges{}
+		if rec, err = write(ctx, tx, nil, changes); err != nil {
+			return err
+		}
+		return s.applyMetrics(ctx, tx, changes)
 	})
 	if err != nil {
 		return rec, fmt.Errorf("upsert run %s: %w", rec.Run.RunID, err)
@@ -53,14 +58,17 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 		if stored, err = writeSession(ctx, tx); err != nil {
 			return s.sessionWriteErr(session, err)
 		}
-		if stored.SessionID != rec.SessionID {
-			rec, err = writeRun(ctx, tx, nil)
+		// When the run is the session's, the session write has just locked
+		// the row and returned its owner: no need to read it again.
+		var owner *string
+		if stored.SessionID == rec.SessionID {
+			owner = &stored.UserID
+		}
+		changes := metricsChanges{}
+		if rec, err = writeRun(ctx, tx, owner, changes); err != nil {
 			return err
 		}
-		// The session write has just locked the row and returned its
-		// owner: no need to read it again.
-		rec, err = writeRun(ctx, tx, &stored.UserID)
-		return err
+		return s.applyMetrics(ctx, tx, changes)
 	})
 	if err != nil {
 		return nil, rec, fmt.Errorf("save run %s: %w", rec.Run.RunID, err)
@@ -72,8 +80,10 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 // write it inside a transaction: an upsert, or with insertOnly an insert
 // that refuses a run id already stored. Their owner argument is the user_id
 // of the run's session when the transaction has already written (and so
-// locked) that session row; nil makes them read and lock it first.
-func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx context.Context, tx Conn, owner *string) (storage.RunRecord, error), error) {
+// locked) that session row; nil makes them read and lock it first. What the
+// write changes in the daily metrics (the new row's usage less the stored
+// row's) is added to changes, for the caller to apply before it commits.
+func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx context.Context, tx Conn, owner *string, changes metricsChanges) (storage.RunRecord, error), error) {
 	if rec.Run == nil || rec.Run.RunID == "" {
 		return nil, storage.Invalidf("run_id is required")
 	}
@@ -106,11 +116,18 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 		rec.CreatedAt = now
 	}
 	scopedUser := rec.UserID
-	write := s.runUpsert(scopedUser != "")
-	if insertOnly {
-		write = s.runInsert()
+	write := s.stmts.runUpsert
+	switch {
+	case insertOnly:
+		write = s.stmts.runInsert
+	case scopedUser != "":
+		write = s.stmts.runUpsertScoped
 	}
-	return func(ctx context.Context, tx Conn, knownOwner *string) (storage.RunRecord, error) {
+	// Postgres reads the stored row in the upsert (see [Store.runUpsert]),
+	// sparing a round trip; SQLite reads it first, in process.
+	priorInWrite := !insertOnly && s.dialect == Postgres
+	newCounts := storage.CountsInMetrics(rec.Run.Status)
+	return func(ctx context.Context, tx Conn, knownOwner *string, changes metricsChanges) (storage.RunRecord, error) {
 		rec := rec
 		var owner string
 		if knownOwner != nil {
@@ -132,6 +149,17 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 		if rec.UserID == "" {
 			rec.UserID = owner
 		}
+		// The session row is locked, and every write of this run locks it
+		// first: the stored row read here is the one the write replaces.
+		// Postgres reads it in the write's own statement; an insert-only
+		// write has none to replace.
+		prior := &priorRun{}
+		if !insertOnly && !priorInWrite {
+			var err error
+			if prior, err = s.readPriorRun(ctx, tx, rec.SessionID, runID, newCounts); err != nil {
+				return rec, err
+			}
+		}
 		var givenIndex any
 		if rec.RunIndex != nil {
 			givenIndex = *rec.RunIndex
@@ -141,8 +169,13 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 		if scopedUser != "" && !insertOnly {
 			args = append(args, scopedUser)
 		}
-		var index int64
-		err := tx.QueryRow(ctx, write, args...).Scan(&index)
+		var index, createdAt int64
+		dest := []any{&index, &createdAt}
+		if priorInWrite {
+			args = append([]any{countsFlag(newCounts), runID, runID, rec.SessionID}, args...)
+			dest = append(dest, prior.dest()...)
+		}
+		err := tx.QueryRow(ctx, write, args...).Scan(dest...)
 		if errors.Is(err, ErrNoRows) {
 			return rec, s.runNotWritten(ctx, tx, rec, scopedUser, insertOnly)
 		}
@@ -150,25 +183,36 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 			return rec, err
 		}
 		rec.RunIndex = &index
+		// An update keeps the stored created_at: the run counts on the day
+		// it was first written.
+		prior.addChanges(changes, newRunUsage(rec.Run.Status, rec.UserID, createdAt, rec.RunType, rec.Run), rec.Run.ForkedFromSessionID != "")
 		return rec, nil
 	}, nil
 }
 
 // runUpsert is the statement that inserts a run, or updates it when it is
 // already stored in the same session (and, when scoped, for the same user),
-// returning its run_index. A new run without a given run_index gets the
-// session's highest plus one: written as ORDER BY … LIMIT 1 rather than
-// MAX() so every planner walks the (session_id, run_index) index backwards,
-// even on a table it has no statistics for yet; a plan that aggregates the
-// session's rows would make saves O(runs). An update keeps the stored
-// run_index, session and created_at. No row comes back when the stored run
-// belongs to another session or user: see [Store.runNotWritten].
+// returning its run_index and created_at. A new run without a given
+// run_index gets the session's highest plus one: written as ORDER BY …
+// LIMIT 1 rather than MAX() so every planner walks the (session_id,
+// run_index) index backwards, even on a table it has no statistics for
+// yet; a plan that aggregates the session's rows would make saves O(runs).
+// An update keeps the stored run_index, session and created_at. No row
+// comes back when the stored run belongs to another session or user: see
+// [Store.runNotWritten]. On Postgres the statement also returns, from a
+// CTE, what [Store.priorRunStatement] reads (whose arguments come first):
+// every part of a statement runs on one snapshot, so the CTE sees the row
+// as it was before the write.
 func (s *Store) runUpsert(scoped bool) string {
 	userCheck := ""
 	if scoped {
 		userCheck = fmt.Sprintf(" AND %s.user_id = ?", s.tables.runs)
 	}
-	return fmt.Sprintf(`INSERT INTO %[1]s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)
+	prior, priorReturning := "", ""
+	if s.dialect == Postgres {
+		prior, priorReturning = "WITH prior AS ("+s.priorRunStatement()+")\n", priorRunReturning
+	}
+	return prior + fmt.Sprintf(`INSERT INTO %[1]s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
 	COALESCE(?, (SELECT run_index FROM %[1]s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1) + 1, 0),
 	?, ?, ?)
@@ -177,7 +221,7 @@ ON CONFLICT (run_id) DO UPDATE SET
 	user_id = excluded.user_id, status = excluded.status, parent_run_id = excluded.parent_run_id, run_data = excluded.run_data,
 	updated_at = excluded.updated_at
 WHERE %[1]s.session_id = excluded.session_id%[2]s
-RETURNING run_index`, s.tables.runs, userCheck)
+RETURNING run_index, created_at%[3]s`, s.tables.runs, userCheck, priorReturning)
 }
 
 // runInsert is the statement that inserts a new run as [Store.runUpsert]
@@ -188,7 +232,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
 	COALESCE(?, (SELECT run_index FROM %[1]s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1) + 1, 0),
 	?, ?, ?)
 ON CONFLICT (run_id) DO NOTHING
-RETURNING run_index`, s.tables.runs)
+RETURNING run_index, created_at`, s.tables.runs)
 }
 
 // runNotWritten explains why the write of an already stored run changed

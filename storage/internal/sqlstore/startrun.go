@@ -40,7 +40,13 @@ func (s *Store) StartRunIn(ctx context.Context, tx Conn, session *storage.Sessio
 		// The insert has just locked the new row: no need to read it again.
 		knownOwner = &owner
 	}
-	if rec, err = writeRun(ctx, tx, knownOwner); err != nil {
+	// A starting run counts nothing, but the row it replaces may have (a
+	// failed run started again).
+	changes := metricsChanges{}
+	if rec, err = writeRun(ctx, tx, knownOwner, changes); err != nil {
+		return rec, fmt.Errorf("start run %s: %w", rec.Run.RunID, err)
+	}
+	if err := s.applyMetrics(ctx, tx, changes); err != nil {
 		return rec, fmt.Errorf("start run %s: %w", rec.Run.RunID, err)
 	}
 	return rec, nil

@@ -49,6 +49,24 @@ type Store struct {
 	// legacyRunsColumn records that agno_sessions still has Agno 2.x's runs
 	// column; session writes then clear it, as Agno 3.x does.
 	legacyRunsColumn atomic.Bool
+	// stmts are the texts of the statements every run write runs, built
+	// once.
+	stmts statements
+	// compactor folds pending daily-metrics rows on Postgres; nil on SQLite.
+	compactor *compactor
+}
+
+// statements holds statement texts that depend only on the dialect and
+// the table names.
+type statements struct {
+	// runUpsert and runUpsertScoped are [Store.runUpsert], unscoped and
+	// scoped; runInsert is [Store.runInsert].
+	runUpsert, runUpsertScoped, runInsert string
+	// priorRun is [Store.priorRunStatement].
+	priorRun string
+	// metricsUpsert is [Store.metricsUpsertStatement]; metricsPending is
+	// [Store.metricsInsertStatement].
+	metricsUpsert, metricsPending string
 }
 
 var (
@@ -83,6 +101,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.newID == nil {
 		s.newID = newUUID
 	}
+	s.stmts = statements{
+		runUpsert: s.runUpsert(false), runUpsertScoped: s.runUpsert(true), runInsert: s.runInsert(),
+		priorRun:      s.priorRunStatement(),
+		metricsUpsert: s.metricsUpsertStatement(), metricsPending: s.metricsInsertStatement(),
+	}
 	if !cfg.SkipSchemaCheck {
 		if err := s.checkSchema(ctx, cfg.AutoMigrate); err != nil {
 			return nil, err
@@ -93,6 +116,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("inspect %s: %w", SessionsTable, err)
 	}
 	s.legacyRunsColumn.Store(cols["runs"])
+	if s.dialect == Postgres {
+		s.startCompactor(ctx)
+	}
 	return s, nil
 }
 
@@ -129,8 +155,12 @@ func (s *Store) isEmpty(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// Close releases the store's connections.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the background compaction of daily metrics and releases the
+// store's connections.
+func (s *Store) Close() error {
+	s.stopCompactor()
+	return s.db.Close()
+}
 
 func (s *Store) nowSeconds() int64 { return s.now().Unix() }
 
