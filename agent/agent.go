@@ -117,8 +117,10 @@ func (a *Agent) opener(in *run.Input) runhost.Opener {
 		if in == nil {
 			in = &run.Input{}
 		}
-		if err := a.cfg.MediaURLPolicy.CheckInput(ctx, in); err != nil {
-			return nil, err
+		if a.cfg.MediaURLPolicy != nil {
+			if err := a.cfg.MediaURLPolicy.CheckInput(ctx, withoutStoredMedia(in)); err != nil {
+				return nil, err
+			}
 		}
 		p, err := a.prepare()
 		if err != nil {
@@ -128,7 +130,12 @@ func (a *Agent) opener(in *run.Input) runhost.Opener {
 		if err != nil {
 			return nil, err
 		}
-		st.in = in
+		// Offloaded once the session is known to be the caller's, so a refused
+		// run leaves no blobs behind.
+		if in, err = a.offloadInput(ctx, in); err != nil {
+			return nil, err
+		}
+		st.in, st.out.Input = in, in
 		// With PersistOnStart the RUNNING row is written before RunStarted
 		// goes out, so a client reacting to RunStarted finds the session
 		// and the run.

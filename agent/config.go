@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -78,6 +79,28 @@ type Config struct {
 	// at internal addresses. Default nil: no check.
 	MediaURLPolicy *urlpolicy.Policy
 
+	// Media keeps the bytes of the run's media (package media): the inline
+	// media of a run's input are put in it before the run is first saved,
+	// so the run row and its messages hold references (media_id) instead of
+	// base64, and each reference is read back just before the model call
+	// that needs it — for the run's input, a continued run, or a history
+	// message of an earlier run alike. Give AgentOS (agentos.Config.Media)
+	// the same store, so uploads are streamed into it. A medium over the
+	// store's size limit refuses the run with an error wrapping
+	// [run.ErrInvalidInput]. Defaults to nil: media stay inline, and a
+	// stored medium of the run fails it (one of a history message is left
+	// out).
+	Media media.Store
+	// MaxModelMediaBytes bounds the stored media read back into a model
+	// request, each: the bytes of a larger one are never read (a provider
+	// takes none that large inline, and reading it would cost its size in
+	// memory). Such a medium goes by its public URL when the store serves
+	// one; otherwise it is left out of the request and the message tells
+	// the model, in a line of text, that the file is attached but too large
+	// to send. Zero means [DefaultMaxModelMediaBytes]; a negative value
+	// removes the bound.
+	MaxModelMediaBytes int64
+
 	// UpdateMemoryOnRun asks the memory model, after each completed run of a
 	// user, what it learned about the user, and stores new memories in the
 	// Store (agno_memories). Needs a Store and a user id. Defaults to false.
@@ -112,6 +135,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Name == "" {
 		c.Name = c.ID
+	}
+	if c.MaxModelMediaBytes == 0 {
+		c.MaxModelMediaBytes = DefaultMaxModelMediaBytes
 	}
 	if c.OffloadThreshold == 0 {
 		c.OffloadThreshold = DefaultOffloadThreshold

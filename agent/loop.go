@@ -71,12 +71,17 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 // consumer when there is one, and records the usage. Under a journal the
 // call is one step: a call that completed before a crash is not repeated.
 func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, error) {
-	req := &model.Request{Messages: st.messages, Tools: st.p.toolDefs}
+	// Stored media are read back for this call only: the request holds the
+	// bytes, st.messages keeps the references.
+	messages, err := a.modelMessages(ctx, st.messages)
+	if err != nil {
+		return nil, err
+	}
+	req := &model.Request{Messages: messages, Tools: st.p.toolDefs}
 	if schema := st.schema; schema != nil {
 		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: schema.strict}
 	}
 	var resp *model.Response
-	var err error
 	if journal, ok := run.JournalFrom(ctx); ok {
 		resp, err = a.journaledModelCall(ctx, journal, st, req)
 	} else {

@@ -1,15 +1,18 @@
 package agentos
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/run"
 )
 
@@ -24,6 +27,9 @@ const maxBodyBytes = 64 << 20
 type form struct {
 	values map[string][]string
 	files  map[string][]*multipart.FileHeader
+	// stored are the files of a form streamed into a media store, in the
+	// order they came (see parseFormWith); files is then empty.
+	stored []storedUpload
 	issues []validationIssue
 	used   map[string]bool
 }
@@ -31,12 +37,27 @@ type form struct {
 // parseForm reads a multipart or urlencoded form. A body of another type is
 // read as an empty form (so required fields are reported missing).
 func parseForm(w http.ResponseWriter, r *http.Request) (*form, error) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	return parseFormWith(w, r, nil)
+}
+
+// parseFormWith is [parseForm] streaming uploads into store when there is
+// one: a multipart body is then read part by part, each uploaded file (the
+// field "files" or "files[]") copied into the store as it arrives, so a
+// request costs the same memory whatever its files weigh. Each file is
+// bounded by the store's limits instead of the body by maxBodyBytes.
+func parseFormWith(w http.ResponseWriter, r *http.Request, store media.Store) (*form, error) {
 	f := &form{values: map[string][]string{}, used: map[string]bool{}}
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if store == nil || mediaType != "multipart/form-data" {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	}
 	var err error
 	switch mediaType {
 	case "multipart/form-data":
+		if store != nil {
+			err = f.streamMultipart(r, store)
+			break
+		}
 		err = r.ParseMultipartForm(maxFormMemory)
 		if r.MultipartForm != nil {
 			for k, v := range r.MultipartForm.Value {
@@ -58,14 +79,98 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, error) {
 		}
 	}
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	var refused *uploadError
+	switch {
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
-	}
-	if err != nil {
+	case errors.As(err, &refused), errors.Is(err, errMediaStore):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("malformed form body: %w", err)
 	}
 	f.checkText()
 	return f, nil
+}
+
+// maxFormParts bounds the parts of a streamed multipart form, as
+// net/http bounds those of a parsed one.
+const maxFormParts = 1000
+
+// streamMultipart reads a multipart body part by part: text fields into
+// f.values (maxFormMemory in all), uploaded files into store (see
+// storeUpload), other files skipped. On a refusal the files stored so far
+// are deleted.
+func (f *form) streamMultipart(r *http.Request, store media.Store) (err error) {
+	defer func() {
+		if err != nil {
+			f.discardStored(r.Context(), store)
+		}
+	}()
+	reader, err := r.MultipartReader()
+	if err != nil {
+		return err
+	}
+	textLeft := int64(maxFormMemory)
+	for parts := 1; ; parts++ {
+		part, err := reader.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if parts > maxFormParts {
+			_ = part.Close()
+			return &uploadError{status: http.StatusRequestEntityTooLarge,
+				detail: fmt.Sprintf("the form has more than %d parts; send fewer files or fields", maxFormParts)}
+		}
+		err = f.streamPart(r.Context(), part, store, &textLeft)
+		_ = part.Close()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// streamPart reads one part of a streamed form.
+func (f *form) streamPart(ctx context.Context, part *multipart.Part, store media.Store, textLeft *int64) error {
+	name := part.FormName()
+	if name == "" {
+		return nil
+	}
+	if part.FileName() == "" {
+		value, err := io.ReadAll(io.LimitReader(part, *textLeft+1))
+		if err != nil {
+			return err
+		}
+		if *textLeft -= int64(len(value)); *textLeft < 0 {
+			return &uploadError{status: http.StatusRequestEntityTooLarge,
+				detail: fmt.Sprintf("the form's text fields are larger than %s in all; upload large content as a file", media.FormatBytes(maxFormMemory))}
+		}
+		f.values[name] = append(f.values[name], string(value))
+		return nil
+	}
+	if name != uploadField && name != uploadField+"[]" {
+		return nil // a file under another name is not an upload of the run
+	}
+	if p := textProblem(name + part.FileName()); p != "" {
+		f.issues = append(f.issues, textIssue([]string{"body", name}, "file name "+p))
+		return nil
+	}
+	upload, err := storeUpload(ctx, store, part)
+	if err != nil {
+		return err
+	}
+	f.stored = append(f.stored, upload)
+	return nil
+}
+
+// discardStored deletes the files a refused form stored.
+func (f *form) discardStored(ctx context.Context, store media.Store) {
+	for _, upload := range f.stored {
+		_ = store.Delete(context.WithoutCancel(ctx), upload.ref.ID) // an orphan blob only costs space
+	}
+	f.stored = nil
 }
 
 // checkText reports, as issues, fields whose name, value or uploaded file
@@ -201,6 +306,13 @@ func (f *form) noServerPaths(in *run.Input) {
 func (f *form) uploads(name string) []*multipart.FileHeader {
 	f.used[name], f.used[name+"[]"] = true, true
 	return append(append([]*multipart.FileHeader(nil), f.files[name]...), f.files[name+"[]"]...)
+}
+
+// storedUploads returns the files of a streamed form, kept in the media
+// store; like [form.uploads] it marks the upload field read.
+func (f *form) storedUploads() []storedUpload {
+	f.used[uploadField], f.used[uploadField+"[]"] = true, true
+	return f.stored
 }
 
 // outputSchema reads a field holding a JSON Schema for a structured answer:

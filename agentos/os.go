@@ -15,6 +15,7 @@ import (
 
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -59,6 +60,16 @@ type Config struct {
 	// the request is cancelled — and logged at Info with the run id. Zero
 	// means 30s; a negative value removes the bound.
 	SSEWriteTimeout time.Duration
+	// Media, when set, keeps uploaded media out of memory and out of run
+	// rows for the runners that read media back from it (an agent whose
+	// agent.Config.Media is the same store): each uploaded file is streamed
+	// into the store as it arrives, bounded by the store's limits (413
+	// above them), and the run keeps a reference (media_id) instead of the
+	// bytes; a run's answer then carries no media bytes unless the client
+	// sends include_media_content=true. Other runners get their uploads
+	// inline, as without a store. Defaults to nil: uploads are read into
+	// memory and travel inline.
+	Media media.Store
 	// Logger receives request and run logs. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.

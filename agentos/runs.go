@@ -43,9 +43,11 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
+	// With a media store, uploads stream into it while the form is read.
+	store := o.mediaStoreFor(runner)
+	f, err := parseFormWith(w, r, store)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		o.writeFormError(w, r, err)
 		return
 	}
 	in := &run.Input{
@@ -68,11 +70,21 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 	var filesMetadata []map[string]any
 	f.jsonInto("files_metadata", &filesMetadata, "a JSON array of objects, one per uploaded file")
 	f.noServerPaths(in)
+	f.noClientMediaIDs(in)
+	includeMedia := f.boolean(includeMediaField, false)
 	if len(f.issues) > 0 {
+		f.discardStored(r.Context(), store)
 		writeValidation(w, f.issues...)
 		return
 	}
-	if err := addUploads(in, f.uploads("files")); err != nil {
+	if store != nil {
+		addStoredUploads(in, f.storedUploads())
+		if in, err = offloadJSONMedia(r.Context(), store, in); err != nil {
+			f.discardStored(r.Context(), store)
+			o.writeFormError(w, r, err)
+			return
+		}
+	} else if err := addUploads(in, f.uploads(uploadField)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -90,17 +102,30 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 		in.SessionID = newID()
 	}
 	in.RunID = newID()
+	if store != nil {
+		defer o.discardUnstarted(r.Context(), store, in)
+	}
 	if background {
 		o.startBackground(w, r, runner, in, stream)
 		return
 	}
 	o.serveRun(w, r, stream, in.RunID, &inflightRun{agentID: runner.ID(), sessionID: in.SessionID, userID: in.UserID},
 		func(ctx context.Context) iter.Seq2[run.Event, error] { return runner.Stream(ctx, in) },
-		func(ctx context.Context) (*run.Output, error) {
+		func(ctx context.Context) (out *run.Output, err error) {
 			if c, ok := runner.(run.Collector); ok {
-				return c.Run(ctx, in)
+				out, err = c.Run(ctx, in)
+			} else {
+				out, err = o.collect(ctx, runner.Stream(ctx, in), in.UserID)
 			}
-			return o.collect(ctx, runner.Stream(ctx, in), in.UserID)
+			if includeMedia && out != nil {
+				// The answer shows references, unless the client asked for the bytes.
+				if filled, fillErr := o.withMediaContent(ctx, out); fillErr == nil {
+					out = filled
+				} else {
+					o.log.WarnContext(ctx, "include_media_content: media not read back", "run_id", out.RunID, "error", fillErr)
+				}
+			}
+			return out, err
 		})
 }
 
@@ -314,9 +339,20 @@ func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request) {
 	if !ok || !o.needStore(w) {
 		return
 	}
-	if out, ok := o.storedRun(w, r, runner); ok {
-		writeJSON(w, http.StatusOK, runSchema(o.withStreamed(r.Context(), out)))
+	out, ok := o.storedRun(w, r, runner)
+	if !ok {
+		return
 	}
+	out = o.withStreamed(r.Context(), out)
+	if includeMediaContent(r) {
+		filled, err := o.withMediaContent(r.Context(), out)
+		if err != nil {
+			o.internalError(w, r, err)
+			return
+		}
+		out = filled
+	}
+	writeJSON(w, http.StatusOK, runSchema(out))
 }
 
 func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request) {

@@ -1,13 +1,19 @@
 package agentos
 
 import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
+	"net/http"
 	"path"
 	"strings"
 
+	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/run"
 )
 
@@ -102,26 +108,32 @@ func extension(filename string) string {
 	return strings.ToLower(strings.TrimPrefix(path.Ext(filename), "."))
 }
 
+// unsupportedUpload refuses a file of a type AgentOS does not take.
+func unsupportedUpload(filename, mimeType string) error {
+	return fmt.Errorf("Unsupported file type: %s (%s); send an image, audio, video or document (PDF, text, Office)", filename, cmp.Or(mimeType, "no content type"))
+}
+
+// uploadFormat is an upload's format: its extension, else its MIME subtype.
+func uploadFormat(filename, mimeType string) string {
+	if format := extension(filename); format != "" {
+		return format
+	}
+	return mimeType[strings.LastIndexByte(mimeType, '/')+1:]
+}
+
 // addUploads reads the uploaded files onto in, or says which one cannot be
 // used.
 func addUploads(in *run.Input, files []*multipart.FileHeader) error {
 	for _, fh := range files {
 		kind, mimeType := classifyUpload(fh.Filename, fh.Header.Get("Content-Type"))
 		if kind == kindUnsupported {
-			shown := mimeType
-			if shown == "" {
-				shown = "no content type"
-			}
-			return fmt.Errorf("Unsupported file type: %s (%s); send an image, audio, video or document (PDF, text, Office)", fh.Filename, shown)
+			return unsupportedUpload(fh.Filename, mimeType)
 		}
 		content, err := readUpload(fh)
 		if err != nil {
 			return err
 		}
-		format := extension(fh.Filename)
-		if format == "" {
-			format = mimeType[strings.LastIndexByte(mimeType, '/')+1:]
-		}
+		format := uploadFormat(fh.Filename, mimeType)
 		switch kind {
 		case kindImage:
 			in.Images = append(in.Images, run.Image{ID: newID(), Content: content, Format: format, MimeType: mimeType})
@@ -155,4 +167,106 @@ func readUpload(fh *multipart.FileHeader) ([]byte, error) {
 		return nil, fmt.Errorf("file %s could not be read: %w", fh.Filename, err)
 	}
 	return content, nil
+}
+
+// With a media store (Config.Media), uploads are not read into memory:
+// streamMultipart hands each file part to storeUpload, which copies it into
+// the store as it arrives, and the run's input gets references
+// (addStoredUploads). The store's limits bound each file; a larger one is
+// refused with 413.
+
+// uploadField is the multipart field of a run's uploaded files.
+const uploadField = "files"
+
+// storedUpload is an uploaded file kept in the media store.
+type storedUpload struct {
+	kind     mediaKind
+	mimeType string
+	filename string
+	ref      media.Ref
+}
+
+// uploadError refuses a request because of its form: the status and the
+// detail that says what to fix.
+type uploadError struct {
+	status int
+	detail string
+}
+
+// Error returns the detail.
+func (e *uploadError) Error() string { return e.detail }
+
+// errMediaStore marks a failure of the media store itself, which is the
+// server's (500), not the client's.
+var errMediaStore = errors.New("media store")
+
+// storeUpload classifies one uploaded file and copies it into store.
+func storeUpload(ctx context.Context, store media.Store, part *multipart.Part) (storedUpload, error) {
+	filename := part.FileName()
+	kind, mimeType := classifyUpload(filename, part.Header.Get("Content-Type"))
+	if kind == kindUnsupported {
+		return storedUpload{}, &uploadError{status: http.StatusBadRequest, detail: unsupportedUpload(filename, mimeType).Error()}
+	}
+	body := &bodyReader{r: part}
+	buffered := bufio.NewReader(body)
+	if _, err := buffered.Peek(1); err != nil {
+		if errors.Is(err, io.EOF) {
+			return storedUpload{}, &uploadError{status: http.StatusBadRequest, detail: "Empty file: " + filename}
+		}
+		return storedUpload{}, fmt.Errorf("file %s: %w", filename, err)
+	}
+	ref, err := store.Put(ctx, buffered, media.Info{MimeType: mimeType, Filename: filename})
+	var tooLarge *media.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return storedUpload{}, &uploadError{status: http.StatusRequestEntityTooLarge, detail: fmt.Sprintf(
+			"file %s is larger than the limit of %s for %s uploads; send a smaller file, or raise the server's max_upload_bytes",
+			filename, media.FormatBytes(tooLarge.Limit), mimeType)}
+	case body.err != nil:
+		return storedUpload{}, fmt.Errorf("file %s: %w", filename, body.err) // the client's body broke off
+	case err != nil && ctx.Err() != nil:
+		return storedUpload{}, fmt.Errorf("file %s: %w", filename, context.Cause(ctx)) // the client left
+	case err != nil:
+		return storedUpload{}, fmt.Errorf("%w: file %s: %w", errMediaStore, filename, err)
+	}
+	return storedUpload{kind: kind, mimeType: mimeType, filename: filename, ref: ref}, nil
+}
+
+// bodyReader remembers the error of reading the request body, to tell a
+// client's broken upload from a failing store.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+// Read reads the body, keeping a failure other than its end.
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.err = err
+	}
+	return n, err
+}
+
+// addStoredUploads puts references to the stored uploads on in: media_id,
+// the blob's public URL or media://, size and file name, no content.
+func addStoredUploads(in *run.Input, uploads []storedUpload) {
+	for _, u := range uploads {
+		format := uploadFormat(u.filename, u.mimeType)
+		url := cmp.Or(u.ref.URL, run.MediaURL(u.ref.ID))
+		switch u.kind {
+		case kindImage:
+			in.Images = append(in.Images, run.Image{ID: newID(), MediaID: u.ref.ID, URL: url, Format: format, MimeType: u.mimeType,
+				Filename: u.filename, Size: u.ref.Size})
+		case kindAudio:
+			in.Audios = append(in.Audios, run.Audio{ID: newID(), MediaID: u.ref.ID, URL: url, Format: format, MimeType: u.mimeType,
+				Filename: u.filename, Size: u.ref.Size})
+		case kindVideo:
+			in.Videos = append(in.Videos, run.Video{ID: newID(), MediaID: u.ref.ID, URL: url, Format: format, MimeType: u.mimeType,
+				Filename: u.filename, Size: u.ref.Size})
+		case kindDocument:
+			in.Files = append(in.Files, run.File{ID: newID(), MediaID: u.ref.ID, URL: url, Format: format, MimeType: u.mimeType,
+				Filename: u.filename, Size: u.ref.Size})
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/external"
+	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
@@ -74,6 +75,12 @@ type OS struct {
 	// the agents whose runs fail until they are set; each also has a
 	// warning in Warnings.
 	MissingCredentials []MissingCredential
+	// Media is the opened media store (media_storage), which every native
+	// agent and the HTTP server ([OS.Server]) keep the media of runs in.
+	Media media.Store
+	// MediaLocation says where Media keeps its blobs, for logs: a
+	// directory, or the store's URL without its parameters.
+	MediaLocation string
 
 	dbURL string
 	queue *durable.Queue
@@ -108,8 +115,8 @@ func (o *OS) Runner(id string) (run.Runner, error) {
 	return nil, fmt.Errorf("%w %q; %s", ErrUnknownAgent, id, known)
 }
 
-// Close stops the durable queue, if one was started, and closes the
-// database.
+// Close stops the durable queue, if one was started, and closes the media
+// store and the database — after the queue, whose runs read both.
 func (o *OS) Close() error {
 	var errs []error
 	if o.queue != nil {
@@ -120,19 +127,26 @@ func (o *OS) Close() error {
 		errs = append(errs, o.redis.Close())
 		o.redis = nil
 	}
+	if o.Media != nil {
+		errs = append(errs, o.Media.Close())
+		o.Media = nil
+	}
 	if o.Store != nil {
 		errs = append(errs, o.Store.Close())
 	}
 	return errors.Join(errs...)
 }
 
-// Build opens the database and builds every agent of the file.
+// Build opens the database and the media store, and builds every agent of
+// the file.
 //
 // The database is opened as it is: one with an older schema is refused with
-// an error naming `agnogo migrate`, and a new SQLite file is created. A
-// model whose credentials are missing does not fail Build: its agents are
-// built, [OS.Warnings] names the variable to set, and each run of those
-// agents fails with an authentication error naming it. External agents are
+// an error naming `agnogo migrate`, and a new SQLite file is created. The
+// media store (media_storage) is opened without touching it: a directory is
+// created by the first upload; a URL it cannot open is an [*Error] at the
+// key's line. A model whose credentials are missing does not fail Build: its
+// agents are built, [OS.Warnings] names the variable to set, and each run of
+// those agents fails with an authentication error naming it. External agents are
 // built without starting their CLI: a missing binary fails their runs, not
 // Build.
 func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
@@ -147,14 +161,24 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 	if err != nil {
 		return nil, err
 	}
+	mediaStore, mediaLocation, mediaWarning, err := f.openMedia(ctx, dbURL)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
 	built := &OS{
-		Name:     f.Name,
-		File:     f,
-		Store:    store,
-		dbURL:    dbURL,
-		Agents:   map[string]*agent.Agent{},
-		Warnings: slices.Clone(f.Warnings),
-		External: map[string]*external.Agent{},
+		Name:          f.Name,
+		File:          f,
+		Store:         store,
+		Media:         mediaStore,
+		MediaLocation: mediaLocation,
+		dbURL:         dbURL,
+		Agents:        map[string]*agent.Agent{},
+		Warnings:      slices.Clone(f.Warnings),
+		External:      map[string]*external.Agent{},
+	}
+	if mediaWarning != "" {
+		built.Warnings = append(built.Warnings, mediaWarning)
 	}
 	models := map[*Model]model.Model{}
 	missing := map[*Model]int{} // index in built.MissingCredentials
@@ -163,14 +187,14 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		if a.External() {
 			ext, err := buildExternal(a, store, opts)
 			if err != nil {
-				_ = store.Close()
+				_ = built.Close()
 				return nil, f.errorAt(a.Line, a, err)
 			}
 			built.External[a.ID] = ext
 			continue
 		}
 		if a.ResolvedModel == nil {
-			_ = store.Close()
+			_ = built.Close()
 			return nil, f.errorAt(a.Line, a, errors.New("no model: read the file with config.Load or config.Parse"))
 		}
 		m, ok := models[a.ResolvedModel]
@@ -178,7 +202,7 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 			var warning string
 			m, warning, err = buildModel(a.ResolvedModel, opts)
 			if err != nil {
-				_ = store.Close()
+				_ = built.Close()
 				return nil, f.errorAt(a.ResolvedModel.Line, a, err)
 			}
 			if warning != "" {
@@ -193,9 +217,9 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		if i, ok := missing[a.ResolvedModel]; ok {
 			built.MissingCredentials[i].Agents = append(built.MissingCredentials[i].Agents, a.ID)
 		}
-		native, err := f.buildAgent(a, m, store, opts)
+		native, err := f.buildAgent(a, m, store, mediaStore, opts)
 		if err != nil {
-			_ = store.Close()
+			_ = built.Close()
 			line := a.Line
 			var toolsErr *toolsError
 			if errors.As(err, &toolsErr) && a.Workspace != nil && a.Workspace.Line != 0 {
@@ -217,7 +241,7 @@ func (f *File) errorAt(line int, a *Agent, err error) error {
 }
 
 // buildAgent builds one native agent.
-func (f *File) buildAgent(a *Agent, m model.Model, store dburl.Store, opts BuildOptions) (*agent.Agent, error) {
+func (f *File) buildAgent(a *Agent, m model.Model, store dburl.Store, mediaStore media.Store, opts BuildOptions) (*agent.Agent, error) {
 	tools, toolInstructions, err := buildTools(a)
 	if err != nil {
 		return nil, &toolsError{err}
@@ -242,6 +266,7 @@ func (f *File) buildAgent(a *Agent, m model.Model, store dburl.Store, opts Build
 		ToolCallLimit:       a.ToolCallLimit,
 		StoreEvents:         a.StoreEvents,
 		MediaURLPolicy:      f.MediaURLPolicy(),
+		Media:               mediaStore,
 		Logger:              opts.Logger,
 	})
 }

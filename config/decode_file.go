@@ -15,7 +15,8 @@ import (
 // The keys each mapping knows, in the order the documentation lists them.
 var (
 	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "server",
-		"block_private_media_urls", "media_url_allow", "media_url_deny", "models", "agents"}
+		"block_private_media_urls", "media_url_allow", "media_url_deny", "media_storage", "max_upload_bytes", "max_upload_bytes_per_type",
+		"models", "agents"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "issuer", "leeway_seconds", "authorization", "admin_scope", "user_isolation"}
@@ -87,6 +88,12 @@ func (d *decoder) decodeFile(doc *yaml.Node) *File {
 			} else {
 				file.MediaURLDeny = hosts
 			}
+		case "media_storage":
+			d.decodeMediaStorage(f.value, file)
+		case "max_upload_bytes":
+			file.MaxUploadBytes = d.byteSize(f.value, "max_upload_bytes")
+		case "max_upload_bytes_per_type":
+			file.MaxUploadBytesPerType = d.decodeUploadLimits(f.value)
 		case "models":
 			for _, entry := range d.fields(f.value, "models") {
 				file.Models[entry.name()] = d.decodeModel(entry)

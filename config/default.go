@@ -28,8 +28,9 @@ func defaultFile(source string) *File {
 			LockGraceSeconds:   DefaultLockGraceSeconds,
 			RetentionSeconds:   DefaultRetentionSeconds,
 		},
-		Server: defaultServer(),
-		Models: map[string]*Model{},
+		Server:         defaultServer(),
+		MaxUploadBytes: DefaultMaxUploadBytes,
+		Models:         map[string]*Model{},
 	}
 }
 

@@ -67,4 +67,14 @@
 // environment variables the drivers set. Relative paths (cwd, claude_bin,
 // config_dir, codex_home) are relative to the directory agnogo runs in, as
 // db and workspace.root are.
+//
+// # Media
+//
+// [File.Build] opens the media store media_storage names — by default the
+// directory media beside the SQLite database (the working directory with
+// PostgreSQL), else a directory path or an s3://, gs://, azblob:// or
+// file:// URL — bounded by max_upload_bytes (32 MiB) and
+// max_upload_bytes_per_type, and gives it to every native agent and to
+// [OS.Server] as [OS.Media]: uploads stream into it and runs keep references
+// instead of bytes (package media). [OS.Close] closes it.
 package config

@@ -117,6 +117,21 @@ type File struct {
 	// MediaURLDeny lists hosts media URLs may not name, in the same forms.
 	// Defaults to nil.
 	MediaURLDeny []string
+	// MediaStorage is where the images, audio, video and files of runs are
+	// kept (see package media): a directory path, or an s3://, gs://,
+	// azblob:// or file:// URL (gocloud.dev/blob's, plus public_url).
+	// Defaults to "": the directory media in the data directory — beside
+	// the SQLite database file, or the working directory with PostgreSQL.
+	MediaStorage string
+	// MaxUploadBytes bounds each uploaded file, and each medium sent inline
+	// as JSON, in bytes; a larger one is refused with HTTP 413. 0 means no
+	// bound. Defaults to [DefaultMaxUploadBytes].
+	MaxUploadBytes int64
+	// MaxUploadBytesPerType overrides MaxUploadBytes for some types, keyed
+	// by a MIME type ("video/mp4") or a top-level type ("video", or
+	// "video/*"), in lower case; the full type wins. 0 means no bound.
+	// Defaults to nil.
+	MaxUploadBytesPerType map[string]int64
 	// Models are the named models, by their key in the models mapping.
 	Models map[string]*Model
 	// Agents are the agents, in file order.
@@ -124,6 +139,8 @@ type File struct {
 	// Warnings are problems that do not stop the file from working, such
 	// as an auth.security_key that expanded to "".
 	Warnings []string
+
+	mediaStorageLine int // the line of media_storage, for errors opening it
 }
 
 // Queue tunes background runs (the queue key).

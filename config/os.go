@@ -33,8 +33,9 @@ type ServerOptions struct {
 }
 
 // Server returns the configuration of the AgentOS HTTP server that serves
-// this OS: its name, database, every agent (native and external) in file
-// order, auth, CORS and the SSE write timeout. Pass it to [agentos.New].
+// this OS: its name, database, media store, every agent (native and
+// external) in file order, auth, CORS and the SSE write timeout. Pass it to
+// [agentos.New].
 //
 // The security key is auth.security_key, else $OS_SECURITY_KEY; auth.jwt
 // becomes [agentos.JWTConfig] (with authorization: false it only validates
@@ -51,6 +52,7 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 	cfg := agentos.Config{
 		Name:    o.Name,
 		Store:   o.Store,
+		Media:   o.Media,
 		Version: opts.Version,
 		Logger:  opts.Logger,
 	}

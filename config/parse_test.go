@@ -112,6 +112,9 @@ agents:
     store_events: false
     output_schema: '{"title": "Review", "type": "object", "properties": {"ok": {"type": "boolean"}}}'
 cors_allowed_origins: [http://localhost:3000, "https://chat.example.com:8443", "*"]
+media_storage: s3://agnogo-media?region=eu-west-1&prefix=media/
+max_upload_bytes: 16MiB
+max_upload_bytes_per_type: {video: 200MB, application/pdf: 0}
 `
 
 func TestParseEveryKey(t *testing.T) {
@@ -128,6 +131,9 @@ func TestParseEveryKey(t *testing.T) {
 		VerifyAudience: true, Authorization: true, AdminScope: "os:admin", UserIsolation: true,
 	}}, file.Auth)
 	require.Equal(t, []string{"http://localhost:3000", "https://chat.example.com:8443", "*"}, file.CORSAllowedOrigins)
+	require.Equal(t, "s3://agnogo-media?region=eu-west-1&prefix=media/", file.MediaStorage)
+	require.Equal(t, int64(16<<20), file.MaxUploadBytes)
+	require.Equal(t, map[string]int64{"video": 200_000_000, "application/pdf": 0}, file.MaxUploadBytesPerType)
 	require.Empty(t, file.Warnings)
 
 	temperature := 0.2
@@ -447,7 +453,7 @@ func TestParseReportsEveryProblemInLineOrder(t *testing.T) {
 		`agnogo.yaml:3: unknown model "nowhere" in agent "a": not a key of models (none) nor provider:id such as openai:gpt-5-mini`,
 		`agnogo.yaml:4: duplicate agent id "a" (first defined at line 2); agent ids must be unique`,
 		`agnogo.yaml:5: retries in agent "a": want a whole number, got "x"`,
-		`agnogo.yaml:6: unknown key "extra" at top level; known keys: name, db, redis, queue, auth, cors_allowed_origins, server, block_private_media_urls, media_url_allow, media_url_deny, models, agents`,
+		`agnogo.yaml:6: unknown key "extra" at top level; known keys: name, db, redis, queue, auth, cors_allowed_origins, server, block_private_media_urls, media_url_allow, media_url_deny, media_storage, max_upload_bytes, max_upload_bytes_per_type, models, agents`,
 	}, lines)
 
 	var many strings.Builder

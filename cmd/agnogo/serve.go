@@ -62,7 +62,9 @@ database sqlite://./agnogo.db. Without credentials the server still starts,
 logs which variable to set, and runs of the agent fail until it is set.
 --db overrides the config's database; a new SQLite file is created, and a
 database with an older schema is refused with the agnogo migrate command
-that moves it forward.
+that moves it forward. Uploaded files stream into the config's
+media_storage (default: the directory media beside the SQLite database),
+and runs keep references to them instead of their bytes.
 
 Background runs go through the durable queue in the database, which several
 servers may share. Each is named there by its executor id: queue.executor_id,
@@ -233,6 +235,7 @@ func logStartup(logger *slog.Logger, addr string, built *config.OS, cfg agentos.
 		slog.String("name", built.Name),
 		slog.String("agents", strings.Join(ids, ",")),
 		slog.String("db", storageName(db)),
+		slog.String("media", built.MediaLocation),
 		slog.String("auth", authMode),
 		slog.String("version", cfg.Version),
 	)
