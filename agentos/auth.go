@@ -164,6 +164,9 @@ func openPath(r *http.Request) bool {
 	case "/", "/health", "/info", "/docs", "/redoc", "/docs/oauth2-redirect", "/openapi.json":
 		return true
 	}
+	if strings.HasPrefix(r.URL.Path, "/docs/assets/") {
+		return true
+	}
 	return r.Method == http.MethodOptions
 }
 
@@ -175,6 +178,9 @@ func (o *OS) withAuth(next http.Handler) http.Handler {
 		o.auth.jwt.bind(o.cfg.ID, o.cfg.Now)
 	}
 	serve := func(w http.ResponseWriter, r *http.Request, p Principal) {
+		if a := accessFrom(r.Context()); a != nil {
+			a.user = p.Subject
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

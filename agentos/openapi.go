@@ -11,11 +11,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agnogo/agnogo/internal/apidocs"
 )
 
 // This file is the one place the API is described: apiRoutes lists every
 // route the server can mount, and GET /openapi.json (OpenAPI 3.1) and GET
-// /docs (an HTML page, no scripts, no CDN) are both rendered from it. A route
+// /redoc (an HTML page, no scripts, no CDN) are both rendered from it; GET
+// /docs is Swagger UI over /openapi.json, served from the binary. A route
 // is documented only when the server actually mounts it, and the package's
 // tests fail when a mounted route has no entry here.
 
@@ -87,7 +90,7 @@ var (
 	qUserID       = apiParam{name: "user_id", typ: "string", description: "Act for this user. Forced to the caller's own id under user isolation."}
 	qDBID         = apiParam{name: "db_id", typ: "string", description: "The database (see /config databases); this server has one, so it may be left out."}
 	qTable        = apiParam{name: "table", typ: "string", description: "Accepted for compatibility with Agno; this server has one table per kind."}
-	qLimit        = apiParam{name: "limit", typ: "integer", def: 20, description: "Page size, at least 1."}
+	qLimit        = apiParam{name: "limit", typ: "integer", def: 20, description: "Page size, 1 to 1000 (more is a 422)."}
 	qPage         = apiParam{name: "page", typ: "integer", def: 1, description: "Page number, from 1."}
 	qSortOrder    = apiParam{name: "sort_order", typ: "string", def: "desc", enum: []string{"asc", "desc"}, description: "Sort direction."}
 	qSessionType  = apiParam{name: "type", typ: "string", def: "agent", enum: []string{"agent", "team", "workflow"}, description: "Session kind (session_type is accepted too)."}
@@ -129,13 +132,28 @@ var apiRoutes = []apiRoute{
 		ok:      apiResponse{status: 200, description: "The AgentOS configuration.", schema: "Config"},
 	},
 	{
+		method: "GET", path: "/models", id: "get_models", tag: "System",
+		summary: "The models the agents use, each once",
+		ok:      apiResponse{status: 200, description: "A JSON array of {id, provider}.", schema: "ModelRef", array: true},
+	},
+	{
 		method: "GET", path: "/openapi.json", id: "get_openapi", tag: "System", open: true,
 		summary: "This document: OpenAPI 3.1 description of every mounted route",
 		ok:      apiResponse{status: 200, description: "The OpenAPI document.", schema: "OpenAPI"},
 	},
 	{
 		method: "GET", path: "/docs", id: "get_docs", tag: "System", open: true,
-		summary: "The routes as a self-contained HTML page",
+		summary: "An interactive explorer of this document (Swagger UI, served from the binary)",
+		ok:      apiResponse{status: 200, description: "An HTML page that loads the explorer from /docs/assets/.", contentType: "text/html"},
+	},
+	{
+		method: "GET", path: "/docs/assets/{file}", id: "get_docs_asset", tag: "System", open: true,
+		summary: "A script, stylesheet or licence file of the explorer",
+		ok:      apiResponse{status: 200, description: "The file, gzipped when the client accepts it.", contentType: "text/javascript"},
+	},
+	{
+		method: "GET", path: "/redoc", id: "get_redoc", tag: "System", open: true,
+		summary: "The routes as a self-contained HTML reference page, with no script",
 		ok:      apiResponse{status: 200, description: "An HTML page listing every route.", contentType: "text/html"},
 	},
 
@@ -331,7 +349,7 @@ var apiRoutes = []apiRoute{
 		description: "Admin only. A job is one background run on the durable queue; its status is queued, running, paused, completed, failed or cancelled, and run_status is the run's own.",
 		query: []apiParam{
 			{name: "status", typ: "string", enum: []string{"queued", "running", "paused", "completed", "failed", "cancelled"}, description: "Only jobs in this state; repeat it (or separate with commas) for several."},
-			{name: "limit", typ: "integer", def: 20, description: "Page size, 1 to 1000."},
+			{name: "limit", typ: "integer", def: 20, description: "Page size, 1 to 1000 (more is a 422)."},
 			qPage,
 			{name: "sort_by", typ: "string", def: "created_at", enum: []string{"created_at"}, description: "Sort key."},
 			qSortOrder,
@@ -432,15 +450,16 @@ var apiRoutes = []apiRoute{
 	},
 	{
 		method: "GET", path: "/sessions/{session_id}/runs", id: "list_session_runs", tag: "Sessions",
-		summary:     "A session's runs, oldest first",
-		description: "While a run of the session is still in flight, the list includes it (status RUNNING).",
+		summary:     "A session's runs, oldest first, up to 1000 at a time",
+		description: "While a run of the session is still in flight, the list includes it (status RUNNING). The answer is one page of the runs: without limit and page, the first 1000; the X-Total-Count header says how many runs match in all.",
 		query: []apiParam{
 			qSessionType, qUserID,
 			{name: "created_after", typ: "integer", description: "Only runs created at or after this time (epoch seconds)."},
 			{name: "created_before", typ: "integer", description: "Only runs created at or before this time (epoch seconds)."},
-			qDBID, qTable,
+			{name: "limit", typ: "integer", def: 1000, description: "Page size, 1 to 1000 (more is a 422)."},
+			qPage, qDBID, qTable,
 		},
-		ok:     apiResponse{status: 200, description: "A JSON array of runs.", schema: "RunOutput", array: true},
+		ok:     apiResponse{status: 200, description: "A JSON array of runs (one page; X-Total-Count: the runs in all).", schema: "RunOutput", array: true},
 		errors: []apiError{{http.StatusNotFound, "no such session"}, eDBNotFound, eValidation, eNoStore},
 	},
 	{
@@ -524,7 +543,8 @@ var apiRoutes = []apiRoute{
 	// Metrics.
 	{
 		method: "GET", path: "/metrics", id: "get_metrics", tag: "Metrics",
-		summary: "Usage metrics per day",
+		summary:     "Usage metrics per day",
+		description: "Read from the daily aggregates the server keeps as runs are written (one row per user and day): the cost follows the days asked for, not the runs stored. A run counts on the day it was created once it ends; a session on the day it was created once a run of its own ends.",
 		query: []apiParam{
 			{name: "starting_date", typ: "string", description: "First day, YYYY-MM-DD."},
 			{name: "ending_date", typ: "string", description: "Last day, YYYY-MM-DD."},
@@ -535,10 +555,18 @@ var apiRoutes = []apiRoute{
 	},
 	{
 		method: "POST", path: "/metrics/refresh", id: "refresh_metrics", tag: "Metrics",
-		summary: "Compute the daily metrics again",
-		query:   []apiParam{qUserID, qDBID, qTable},
-		ok:      apiResponse{status: 200, description: "Every day's metrics.", schema: "DayMetrics", array: true},
-		errors:  []apiError{eDBNotFound, eNoStore},
+		summary:     "Compute the daily metrics of up to 31 days again from the runs",
+		description: "Recomputes each day of the window from the sessions and runs stored (runs a fork copied left out), for the caller's user scope, and answers the window's days. Days already counted need no refresh; it catches up days written before the aggregates existed, and drops what deleted sessions and runs counted.",
+		query: []apiParam{
+			{name: "starting_date", typ: "string", description: "First day, YYYY-MM-DD. Defaults to 30 days before ending_date."},
+			{name: "ending_date", typ: "string", description: "Last day, YYYY-MM-DD. Defaults to today (UTC), or to 30 days after starting_date when that is earlier."},
+			qUserID,
+			{name: "background", typ: "boolean", def: false, description: "Accepted for Agno's clients; the refresh always runs before the answer."},
+			qDBID, qTable,
+		},
+		ok: apiResponse{status: 200, description: "The window's days.", schema: "DayMetrics", array: true},
+		errors: []apiError{eDBNotFound,
+			{http.StatusUnprocessableEntity, "a date does not parse, starting_date is after ending_date, or the window is longer than 31 days"}, eNoStore},
 	},
 	{
 		method: "GET", path: "/metrics/refresh/status", id: "metrics_refresh_status", tag: "Metrics",
@@ -566,21 +594,47 @@ var apiSchemas = map[string]any{
 	}, "loc", "msg", "type"),
 	"Empty":   map[string]any{"type": "object", "description": "An empty object."},
 	"OpenAPI": map[string]any{"type": "object", "description": "An OpenAPI 3.1 document."},
-	"Root": obj("The server's name.", props{
+	"Root": obj("The server's name and its entry points.", props{
 		"name": str("The AgentOS name."), "id": str("The AgentOS id."), "version": str("The server version."),
+		"health": str("The health route."), "info": str("The info route."), "docs": str("The interactive API explorer."),
+		"openapi": str("This document."),
 	}, "name"),
 	"Health": obj("Liveness.", props{
 		"status": str(`Always "ok".`), "instantiated_at": integer("When the server started, epoch seconds."),
 	}, "status"),
-	"Info": obj("The server's identity.", props{
-		"name": str("The AgentOS name."), "version": str("The server version."), "os_id": str("The AgentOS id."),
-	}, "name", "os_id"),
+	"Info": obj("The server's identity, readable without credentials.", props{
+		"os_id": str("The AgentOS id."), "name": str("The AgentOS name."), "os_version": str("The server version."),
+		"version":      str("Same as os_version."),
+		"agno_version": map[string]any{"type": []string{"string", "null"}, "description": "Always null: this server is not Agno."},
+		"agent_count":  integer("How many agents it serves."), "team_count": integer("How many teams it serves."),
+		"workflow_count": integer("How many workflows it serves."),
+		"mcp": obj("Whether the server serves MCP, and where.", props{
+			"enabled": map[string]any{"type": "boolean"}, "path": str("The MCP route."), "oauth": map[string]any{"type": "boolean"},
+		}),
+		"auth_mode": map[string]any{"type": "string", "enum": []string{"none", "security_key", "jwt"}},
+	}, "os_id", "name", "os_version", "auth_mode"),
+	"ModelRef": obj("A model an agent uses.", props{
+		"id": str("The model id."), "provider": str("The provider, such as OpenAI."),
+	}, "id", "provider"),
+	"DomainSection": obj("Where a domain (sessions, memory, metrics…) keeps its data.", props{
+		"display_name": str("The domain's name in a UI."),
+		"dbs": arrayOf(obj("A database of the domain.", props{
+			"db_id":         str("The database id, to pass back as db_id."),
+			"domain_config": map[string]any{"type": "object"},
+			"tables":        arrayOf(str("A table name, to pass back as table.")),
+		})),
+	}),
 	"Config": obj("What the AgentOS serves.", props{
 		"os_id": str("The AgentOS id."), "name": str("The AgentOS name."), "description": str("What the AgentOS is for."),
-		"os_database": str("The id of the AgentOS database."),
-		"databases":   arrayOf(str("A database id (db_id).")),
-		"agents":      arrayOf(ref("Agent")),
-		"teams":       arrayOf(map[string]any{"type": "object"}), "workflows": arrayOf(map[string]any{"type": "object"}),
+		"available_models": arrayOf(ref("ModelRef")),
+		"os_database":      map[string]any{"type": []string{"string", "null"}, "description": "The id of the AgentOS database."},
+		"databases":        arrayOf(str("A database id (db_id).")),
+		"chat":             map[string]any{"type": []string{"object", "null"}}, "manifest": map[string]any{"type": []string{"object", "null"}},
+		"session": ref("DomainSection"), "memory": ref("DomainSection"), "metrics": ref("DomainSection"),
+		"learning": map[string]any{"type": []string{"object", "null"}}, "knowledge": map[string]any{"type": "object"},
+		"evals": map[string]any{"type": []string{"object", "null"}}, "traces": map[string]any{"type": []string{"object", "null"}},
+		"agents": arrayOf(ref("Agent")),
+		"teams":  arrayOf(map[string]any{"type": "object"}), "workflows": arrayOf(map[string]any{"type": "object"}),
 		"interfaces": arrayOf(map[string]any{"type": "object"}),
 	}, "os_id", "agents"),
 	"Agent": obj("An agent as clients list it.", props{
@@ -1043,7 +1097,10 @@ func (o *OS) docsRoutes(mux *http.ServeMux) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(document) // a failed write means the client left
 	})
-	mux.HandleFunc("GET /docs", func(w http.ResponseWriter, r *http.Request) {
+	explorer := apidocs.Handler(apidocs.Config{Title: o.cfg.Name + " API", SpecURL: "/openapi.json", Prefix: "/docs"})
+	mux.Handle("GET /docs", explorer)
+	mux.Handle("GET /docs/assets/{file}", explorer)
+	mux.HandleFunc("GET /redoc", func(w http.ResponseWriter, r *http.Request) {
 		once.Do(build)
 		if buildErr != nil {
 			o.internalError(w, r, buildErr)

@@ -212,21 +212,27 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 // muxRefused reports the ServeMux's own 404 and 405 answers.
 func muxRefused(rec *httptest.ResponseRecorder) bool {
 	body := rec.Body.String()
-	return (rec.Code == http.StatusNotFound && body == "404 page not found\n") ||
-		(rec.Code == http.StatusMethodNotAllowed && body == "Method Not Allowed\n")
+	return (rec.Code == http.StatusNotFound && body == `{"detail":"Not Found"}`) ||
+		(rec.Code == http.StatusMethodNotAllowed && body == `{"detail":"Method Not Allowed"}`)
 }
 
 func TestDocsPage(t *testing.T) {
 	t.Parallel()
 	o, err := New(Config{Name: "Docs <OS>", Auth: AuthConfig{SecurityKey: "s3cret"}})
 	require.NoError(t, err)
-	for _, path := range []string{"/docs", "/openapi.json"} {
+	for _, path := range []string{"/docs", "/docs/", "/docs/assets/swagger-ui-bundle.js", "/docs/assets/init.js", "/redoc", "/openapi.json"} {
 		rec := httptest.NewRecorder()
 		o.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		require.Equal(t, http.StatusOK, rec.Code, "%s is open even with a security key", path)
 	}
+	// /docs is the explorer, loaded from the server itself.
 	rec := httptest.NewRecorder()
 	o.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/docs", nil))
+	require.Contains(t, rec.Body.String(), `<script src="/docs/assets/swagger-ui-bundle.js">`)
+	require.NotContains(t, rec.Body.String(), "https://", "nothing from a CDN")
+	// /redoc is the reference page with no script.
+	rec = httptest.NewRecorder()
+	o.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/redoc", nil))
 	require.Equal(t, "text/html; charset=utf-8", rec.Header().Get("Content-Type"))
 	page := rec.Body.String()
 	require.Contains(t, page, `<a href="/openapi.json">/openapi.json</a>`)

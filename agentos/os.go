@@ -193,8 +193,10 @@ func New(cfg Config) (*OS, error) {
 	o.databaseRoutes(mux)
 	o.queueRoutes(mux)
 	o.docsRoutes(mux)
-	o.handler = o.withCORS(o.withAuth(o.withCleanText(mux)))
+	disabledRoutes(mux)
+	o.handler = o.withCORS(o.withAuth(o.withCleanText(withJSONUnrouted(mux))))
 	o.handler = o.withSSEWriteTimeout(o.handler)
+	o.handler = o.withAccessLog(withoutTrailingSlash(o.handler))
 	return o, nil
 }
 

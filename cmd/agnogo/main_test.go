@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +38,8 @@ func tempDB(t *testing.T) (string, string) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	want := "agnogo dev (" + runtime.Version() + ")\n"
+	// A test binary records no version or revision of its own.
+	want := "agnogo devel (" + runtime.Version() + ")\n"
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		got := agnogo(t, args...)
 		require.Equal(t, exitOK, got.code, got.stderr)
@@ -85,8 +89,16 @@ func TestUsageErrorsCreateNothing(t *testing.T) {
 	require.NoFileExists(t, path, "a rejected command line must not create the database")
 }
 
-// TestBinary builds the real binary once and checks what a shell sees: the
-// version set at link time and the exit codes.
+// releaseSizeBudget bounds the release binary (-s -w). The official
+// provider SDKs and the S3 driver take most of it (docs/benchmarks.md,
+// scripts/binsize.sh); the bound catches a dependency that would add a lot
+// more.
+const releaseSizeBudget = 100 << 20
+
+// TestBinary builds the real binary once, as the README and
+// scripts/release.sh do, and checks what a shell sees: a static binary
+// within its size budget, the version set at link time with the revision
+// it was built from, and the exit codes.
 func TestBinary(t *testing.T) {
 	t.Parallel()
 	goTool, err := exec.LookPath("go")
@@ -97,9 +109,18 @@ func TestBinary(t *testing.T) {
 		t.Skipf("the go tool is not on PATH: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "agnogo")
-	build := exec.CommandContext(t.Context(), goTool, "build", "-ldflags=-X main.version=v9.8.7-test", "-o", bin, ".")
+	// The revision is stamped from git, asked for explicitly: a GOFLAGS of
+	// -buildvcs=false would leave it out.
+	_, gitErr := exec.LookPath("git")
+	build := exec.CommandContext(t.Context(), goTool, "build", "-trimpath", fmt.Sprintf("-buildvcs=%t", gitErr == nil),
+		"-ldflags=-s -w -X github.com/agnogo/agnogo/internal/buildinfo.version=v9.8.7-test", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	output, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", output)
+	requireStatic(t, bin)
+	info, err := os.Stat(bin)
+	require.NoError(t, err)
+	require.LessOrEqual(t, info.Size(), int64(releaseSizeBudget), "the release binary is %.1f MiB", float64(info.Size())/(1<<20))
 
 	runBinary := func(args ...string) result {
 		cmd := exec.CommandContext(t.Context(), bin, args...)
@@ -116,9 +137,23 @@ func TestBinary(t *testing.T) {
 		return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
 	}
 
-	got := runBinary("version")
+	got := runBinary("version", "--json")
 	require.Equal(t, 0, got.code, got.stderr)
-	require.Equal(t, "agnogo v9.8.7-test ("+runtime.Version()+")\n", got.stdout)
+	var version struct {
+		Version   string `json:"version"`
+		Revision  string `json:"revision"`
+		GoVersion string `json:"go_version"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(got.stdout), &version), got.stdout)
+	require.Equal(t, "v9.8.7-test", version.Version)
+	require.Equal(t, runtime.Version(), version.GoVersion)
+	if head, err := exec.CommandContext(t.Context(), "git", "rev-parse", "HEAD").Output(); gitErr == nil && err == nil {
+		require.Equal(t, strings.TrimSpace(string(head)), version.Revision, "the revision the binary was built from")
+	}
+	got = runBinary("version")
+	require.Equal(t, 0, got.code, got.stderr)
+	require.True(t, strings.HasPrefix(got.stdout, "agnogo v9.8.7-test ("), got.stdout)
+	require.Contains(t, got.stdout, runtime.Version())
 
 	got = runBinary("migrate", "--bogus")
 	require.Equal(t, 2, got.code)
@@ -139,4 +174,19 @@ func TestBinary(t *testing.T) {
 	got = runBinary("migrate", "--json")
 	require.Equal(t, 0, got.code, got.stderr)
 	require.Contains(t, got.stdout, `"database": "sqlite://./agnogo.db"`)
+}
+
+// requireStatic fails unless the ELF file at path is statically linked: no
+// program interpreter and no shared library it needs.
+func requireStatic(t *testing.T, path string) {
+	t.Helper()
+	f, err := elf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, p := range f.Progs {
+		require.NotEqual(t, elf.PT_INTERP, p.Type, "the binary asks for a dynamic loader")
+	}
+	libs, err := f.ImportedLibraries()
+	require.NoError(t, err)
+	require.Empty(t, libs, "the binary needs shared libraries")
 }

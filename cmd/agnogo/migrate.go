@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agnogo/agnogo/config"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/dburl"
 	"github.com/agnogo/agnogo/storage/migrate"
@@ -17,6 +19,7 @@ import (
 
 // migrateFlags are the flags of `agnogo migrate`.
 type migrateFlags struct {
+	config            string
 	db                string
 	target            string
 	schema            string
@@ -48,11 +51,15 @@ func (c *cli) migrateCommand() *cobra.Command {
 		Long: `Migrate moves an agnogo database, or one written by Agno 2.x/3.x, to the schema
 this build writes, one table at a time, printing a line per table.
 
+The database is --db, else the config's db (--config, else ./agnogo.yaml when
+it exists), else ` + defaultDB + `.
+
 It is idempotent and non-destructive: a second run does nothing, no column is
 dropped, and runs that Agno 2.x kept inside agno_sessions.runs are copied into
 agno_runs while the old column stays as a backup. Once you have checked the
 result (and kept a backup), --cleanup-legacy-runs --force drops that column.`,
 		Example: `  agnogo migrate
+  agnogo migrate --config /etc/agnogo/agnogo.yaml
   agnogo migrate --db postgres://agno@localhost:5432/agno --json
   agnogo migrate --db sqlite:///var/lib/agnogo.db --target 3.0.0`,
 		Args: cobra.NoArgs,
@@ -61,7 +68,8 @@ result (and kept a backup), --cleanup-legacy-runs --force drops that column.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&flags.db, "db", defaultDB, "database URL: sqlite://PATH or postgres://user:pass@host:5432/db")
+	f.StringVar(&flags.config, "config", "", "config file (YAML) whose db to migrate; defaults to ./agnogo.yaml when it exists")
+	f.StringVar(&flags.db, "db", "", "database URL, overriding the config's db: sqlite://PATH or postgres://user:pass@host:5432/db (default "+defaultDB+")")
 	f.StringVar(&flags.target, "target", "", "schema version to migrate to, such as 3.0.0 (default: the newest this build writes)")
 	f.StringVar(&flags.schema, "schema", "ai", "PostgreSQL schema that holds the tables")
 	f.BoolVar(&flags.json, "json", false, "print one JSON report on stdout instead of progress lines")
@@ -81,15 +89,23 @@ func (c *cli) runMigrate(cmd *cobra.Command, flags migrateFlags) error {
 			return usagef("--target: %v; leave --target out to migrate to the newest schema", err)
 		}
 	}
-	target, err := dburl.Parse(flags.db)
+	file, err := loadRunConfig(flags.config)
 	if err != nil {
+		return err
+	}
+	dbURL := cmp.Or(flags.db, file.DB, config.DefaultDB)
+	target, err := dburl.Parse(dbURL)
+	if err != nil {
+		if flags.db == "" {
+			return usagef("%s: db: %v", file.Source, err)
+		}
 		return usagef("--db: %v", err)
 	}
 	if target.Kind != dburl.Postgres && cmd.Flags().Changed("schema") {
 		return usagef("--schema applies to postgres:// databases only")
 	}
 
-	store, err := dburl.Open(ctx, flags.db, dburl.Options{Schema: flags.schema, SkipSchemaCheck: true})
+	store, err := dburl.Open(ctx, dbURL, dburl.Options{Schema: flags.schema, SkipSchemaCheck: true})
 	if errors.Is(err, storage.ErrInvalid) {
 		return &usageError{err: err}
 	}

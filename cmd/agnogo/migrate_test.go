@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -295,4 +297,29 @@ func TestMigrateFailingStep(t *testing.T) {
 
 func lines(s string) []string {
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// `agnogo migrate --config F` migrates the database F names, not the
+// default ./agnogo.db; --db still overrides it.
+func TestMigrateTheConfigsDatabase(t *testing.T) {
+	t.Parallel()
+	dbURL, path := tempDB(t)
+	cfg := filepath.Join(t.TempDir(), "agnogo.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("db: "+dbURL+"\n"), 0o600))
+
+	got := agnogo(t, "migrate", "--config", cfg, "--json")
+	require.Equal(t, exitOK, got.code, got.stderr)
+	doc := decodeResult(t, got.stdout)
+	require.Equal(t, dbURL, doc.Database)
+	require.Subset(t, tableNames(t, openRaw(t, path)), agnoTables)
+
+	other, otherPath := tempDB(t)
+	got = agnogo(t, "migrate", "--config", cfg, "--db", other, "--json")
+	require.Equal(t, exitOK, got.code, got.stderr)
+	require.Equal(t, other, decodeResult(t, got.stdout).Database)
+	require.Subset(t, tableNames(t, openRaw(t, otherPath)), agnoTables)
+
+	missing := agnogo(t, "migrate", "--config", filepath.Join(t.TempDir(), "nope.yaml"))
+	require.Equal(t, exitUsage, missing.code)
+	require.Contains(t, missing.stderr, "--config")
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -284,15 +283,4 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usagef("--log-format %q: want text or json", format)
-}
-
-// serverVersion is the version /info reports: the release, or the module
-// version of `go install`, else "dev".
-func serverVersion() string {
-	if version == "dev" {
-		if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-			return info.Main.Version
-		}
-	}
-	return version
 }

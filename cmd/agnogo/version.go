@@ -1,40 +1,38 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agnogo/agnogo/internal/buildinfo"
 )
 
-// version is the release this binary was built from, set at link time:
-//
-//	go build -ldflags "-X main.version=v0.1.0" ./cmd/agnogo
-//
-// When left at "dev", the module version recorded by `go install
-// module@version` is used instead.
-var version = "dev"
+// versionString is the line `agnogo version` prints: the version (set at
+// link time with -X github.com/agnogo/agnogo/internal/buildinfo.version=…,
+// else the one the go command recorded), the VCS revision and the Go
+// toolchain.
+func versionString() string { return "agnogo " + buildinfo.Read().String() }
 
-// versionString is the line `agnogo version` prints.
-func versionString() string {
-	v := version
-	if v == "dev" {
-		if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-			v = info.Main.Version
-		}
-	}
-	return fmt.Sprintf("agnogo %s (%s)", v, runtime.Version())
-}
+// serverVersion is the version /info reports as os_version and the start
+// line logs.
+func serverVersion() string { return buildinfo.Read().Version }
 
 func (c *cli) versionCommand() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the agnogo version and the Go version it was built with",
+		Short: "Print the agnogo version, the revision it was built from and the Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(buildinfo.Read())
+			}
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {version, revision, time, modified, go_version} as JSON")
+	return cmd
 }
