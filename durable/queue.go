@@ -120,6 +120,11 @@ type Config struct {
 	// unfinished runs are taken over here. Defaults to [DefaultLockGrace];
 	// at least [MinLockGrace].
 	LockGrace time.Duration
+	// AbandonAfter is how long a RUNNING row with no workflow — a run a
+	// server executed outside the queue — may show no sign of life before
+	// the sweep ends it ERROR, taking it for the leftover of a server that
+	// died mid-run. Defaults to [DefaultAbandonAfter].
+	AbandonAfter time.Duration
 	// CancelCheckInterval is how often the runs executing here are checked
 	// for a cancel made on another replica. Defaults to
 	// [DefaultCancelCheckInterval].
@@ -188,6 +193,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
 	cfg.CancelCheckInterval = cmp.Or(cfg.CancelCheckInterval, DefaultCancelCheckInterval)
 	cfg.LockGrace = max(cmp.Or(cfg.LockGrace, DefaultLockGrace), MinLockGrace)
+	cfg.AbandonAfter = cmp.Or(cfg.AbandonAfter, DefaultAbandonAfter)
 	cfg.RedisPrefix = cmp.Or(cfg.RedisPrefix, DefaultRedisPrefix)
 	if cfg.ExecutorID == "" {
 		host, err := os.Hostname()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 
@@ -17,7 +18,48 @@ import (
 // every replica's sweep repairs the row of a run whose workflow is over
 // while its row still says PENDING or RUNNING, from what the run streamed
 // (its final event in the durable stream) or else the workflow's outcome,
-// and logs each repair.
+// and logs each repair. A RUNNING row with no workflow at all, the run of a
+// server that died executing it outside the queue, is ended ERROR once it
+// has shown no sign of life for Config.AbandonAfter.
+
+// DefaultAbandonAfter is how long, by default, a RUNNING row without a
+// workflow — a run a server executed outside the queue (an inline request)
+// — may go without a sign of life before the sweep takes it for the
+// leftover of a server that died mid-run. A running run's row is touched
+// every runhost.DefaultTouchInterval, and a live server that cannot reach
+// the database gives up its saves after runhost.DefaultSaveRetry, both
+// well within it.
+const DefaultAbandonAfter = 5 * time.Minute
+
+// abandonedMessage is the content of a run the sweep ends as abandoned.
+const abandonedMessage = "the server running this run stopped before it ended; run it again"
+
+// abandoned reports whether a row without a workflow is a RUNNING run
+// that has shown no sign of life since staleBefore (epoch seconds).
+func abandoned(rec storage.RunRecord, staleBefore int64) bool {
+	return rec.Run != nil && rec.Run.Status == run.StatusRunning && rec.UpdatedAt != 0 && rec.UpdatedAt < staleBefore
+}
+
+// abandon ends a run left RUNNING by a server that died while executing it
+// outside the queue: ERROR, saying so, unless the row moved meanwhile.
+func (q *Queue) abandon(ctx context.Context, runID string, staleBefore int64) {
+	current, err := q.cfg.Store.GetRun(ctx, runID, "")
+	if err != nil {
+		q.log.Warn("durable: reading an abandoned run failed", slog.String("run_id", runID), slog.String("error", err.Error()))
+		return
+	}
+	if !abandoned(current, staleBefore) {
+		return // it ended, or showed a sign of life, meanwhile
+	}
+	out := current.Run
+	out.Status, out.Content, out.ContentType = run.StatusError, abandonedMessage, "str"
+	if _, err := q.cfg.Store.UpsertRun(ctx, current); err != nil {
+		q.log.Warn("durable: ending an abandoned run failed", slog.String("run_id", runID), slog.String("error", err.Error()))
+		return
+	}
+	q.log.Warn("durable: ended a run its server left RUNNING", slog.String("run_id", runID),
+		slog.Int64("last_update", current.UpdatedAt), slog.String("status", string(run.StatusError)))
+}
 
 // reconcileBatch bounds the rows one sweep reads at once; reconcilePages
 // bounds how many such pages it reads.
@@ -55,9 +97,17 @@ func (q *Queue) reconcile(ctx context.Context) {
 			}
 			return
 		}
+		executed := make(map[string]bool, len(workflows))
 		for _, wf := range workflows {
+			executed[wf.ID] = true
 			if status, ok := workflowOutcome(wf); ok {
 				q.repair(ctx, byID[wf.ID], wf, status)
+			}
+		}
+		staleBefore := q.cfg.Now().Add(-q.cfg.AbandonAfter).Unix()
+		for _, rec := range recs {
+			if !executed[rec.Run.RunID] && abandoned(rec, staleBefore) {
+				q.abandon(ctx, rec.Run.RunID, staleBefore)
 			}
 		}
 		if len(recs) < reconcileBatch {

@@ -162,3 +162,50 @@ func testFinalRowIsNeverRewritten(t *testing.T) {
 	require.Equal(t, "saved before the crash", out.Run.Content)
 	require.Equal(t, int32(1), stuck.calls.Load(), "the tool did not run again")
 }
+
+// TestSweepEndsARunItsServerLeftRunning: a run a server executed outside
+// the queue (an inline request) whose server died is left RUNNING with no
+// workflow; once its row shows no sign of life for AbandonAfter, the sweep
+// ends it ERROR, saying why. A run whose row is still touched (its server
+// alive) is left alone.
+func TestSweepEndsARunItsServerLeftRunning(t *testing.T) {
+	onBoth(t, testSweepEndsARunItsServerLeftRunning)
+}
+
+func testSweepEndsARunItsServerLeftRunning(t *testing.T) {
+	f := newFixture(t, nil, nil, func(c *durable.Config) {
+		c.LockGrace = durable.MinLockGrace
+		c.AbandonAfter = time.Second
+	})
+	session := &storage.Session{SessionID: "s-inline", SessionType: storage.SessionTypeAgent, AgentID: "assistant"}
+	for _, id := range []string{"r-dead", "r-alive"} {
+		_, _, err := f.store.SaveRun(t.Context(), session, storage.RunRecord{SessionID: "s-inline",
+			Run: &run.Output{RunID: id, AgentID: "assistant", SessionID: "s-inline", Status: run.StatusRunning}})
+		require.NoError(t, err)
+	}
+	// r-alive's server keeps touching its row, as a live run does.
+	toucher := f.store.(storage.RunToucher)
+	ctx, stop := context.WithCancel(t.Context())
+	touching := make(chan struct{})
+	go func() {
+		defer close(touching)
+		for ctx.Err() == nil {
+			_, _ = toucher.TouchRun(ctx, "r-alive")
+			_ = run.Sleep(ctx, 100*time.Millisecond)
+		}
+	}()
+	defer func() { stop(); <-touching }()
+
+	require.Eventually(t, func() bool {
+		rec, err := f.store.GetRun(t.Context(), "r-dead", "")
+		require.NoError(t, err)
+		return rec.Run.Status == run.StatusError
+	}, 30*time.Second, 50*time.Millisecond, "the sweep ends the abandoned run")
+	rec, err := f.store.GetRun(t.Context(), "r-dead", "")
+	require.NoError(t, err)
+	require.Contains(t, rec.Run.ContentString(), "stopped before it ended")
+
+	alive, err := f.store.GetRun(t.Context(), "r-alive", "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusRunning, alive.Run.Status, "a run whose row is touched is alive")
+}

@@ -60,7 +60,17 @@ type Config struct {
 	// the database fails transiently (a restart, a dropped connection).
 	// Defaults to [DefaultSaveRetry].
 	SaveRetry time.Duration
+	// TouchInterval is how often a persisted run without a heartbeat of its
+	// own ([Spec.Heartbeat]) marks its RUNNING row alive, when the store can
+	// ([storage.RunToucher]): other replicas then tell a run in flight from
+	// the leftover of a process that died (see [DefaultStaleAfter]).
+	// Defaults to [DefaultTouchInterval]; negative never touches.
+	TouchInterval time.Duration
 }
+
+// DefaultTouchInterval is how often a running run's row is marked alive by
+// default: a quarter of [DefaultStaleAfter].
+const DefaultTouchInterval = DefaultStaleAfter / 4
 
 // DefaultSaveRetry is how long a run's save is tried again by default.
 const DefaultSaveRetry = 2 * time.Minute
@@ -84,6 +94,9 @@ func New(cfg Config) *Host {
 	}
 	if cfg.SaveRetry <= 0 {
 		cfg.SaveRetry = DefaultSaveRetry
+	}
+	if cfg.TouchInterval == 0 {
+		cfg.TouchInterval = DefaultTouchInterval
 	}
 	return &Host{cfg: cfg}
 }
@@ -139,8 +152,10 @@ type Spec struct {
 	Retry Retry
 	// StoreEvents keeps the run's events on the stored run.
 	StoreEvents bool
-	// Heartbeat refreshes a persisted run's RUNNING row this often while
-	// its attempts run, so other replicas see it alive; zero never does.
+	// Heartbeat saves a persisted run's RUNNING row whole this often while
+	// its attempts run, so other replicas see it alive with its progress;
+	// zero only marks the row alive every [Config.TouchInterval] (its
+	// updated_at, nothing read from the output).
 	// A turn that mutates Output or Session from other goroutines than the
 	// one running its attempt does so under [Run.Lock].
 	Heartbeat time.Duration

@@ -272,6 +272,50 @@ func TestHostHeartbeat(t *testing.T) {
 	require.Equal(t, run.StatusCompleted, out.Status)
 }
 
+// touchCounter counts the touches of a store's running rows.
+type touchCounter struct {
+	storage.Store
+	touches atomic.Int32
+}
+
+func (c *touchCounter) TouchRun(ctx context.Context, runID string) (bool, error) {
+	c.touches.Add(1)
+	return c.Store.(storage.RunToucher).TouchRun(ctx, runID)
+}
+
+// TestHostTouchesARunningRow: a persisted run without a heartbeat of its
+// own marks its RUNNING row alive while it runs (its updated_at only), so
+// a sweep can tell it from the row of a process that died; it stops when
+// the run ends.
+func TestHostTouchesARunningRow(t *testing.T) {
+	store := &touchCounter{Store: openStore(t)}
+	host := runhost.New(runhost.Config{Store: store, TouchInterval: 5 * time.Millisecond})
+	turn := &scriptedTurn{answer: "ok"}
+	turn.during = func(ctx context.Context, r *runhost.Run) {
+		deadline := time.Now().Add(10 * time.Second)
+		for store.touches.Load() < 2 && time.Now().Before(deadline) {
+			_ = run.Sleep(ctx, 5*time.Millisecond)
+		}
+		if store.touches.Load() < 2 {
+			t.Error("the running row was never touched")
+		}
+	}
+	out, err := host.Collect(t.Context(), run.Execution{}, opener(turn))
+	require.NoError(t, err)
+	require.Equal(t, run.StatusCompleted, out.Status)
+	after := store.touches.Load()
+	deadline := time.Now().Add(50 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		require.Equal(t, after, store.touches.Load(), "no touch once the run ended")
+		_ = run.Sleep(t.Context(), 5*time.Millisecond)
+	}
+
+	quiet := &touchCounter{Store: openStore(t)}
+	_, err = runhost.New(runhost.Config{Store: quiet, TouchInterval: -1}).Collect(t.Context(), run.Execution{}, opener(&scriptedTurn{answer: "ok"}))
+	require.NoError(t, err)
+	require.Zero(t, quiet.touches.Load(), "a negative TouchInterval never touches")
+}
+
 // TestHostClaimContest: a run that claimed its session outside a queue
 // withdraws its row and is refused as busy when another replica's run is
 // found in flight once its own row is written.

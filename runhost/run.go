@@ -207,15 +207,29 @@ func (r *Run) saveFinal(parent context.Context, deferred bool) error {
 	return err
 }
 
-// heartbeat refreshes a persisted run's RUNNING row every spec.Heartbeat
-// while its attempts run, and returns a function that stops it.
+// heartbeat keeps a persisted run's RUNNING row alive while its attempts
+// run, and returns a function that stops it: every spec.Heartbeat it saves
+// the run whole; without one, every Config.TouchInterval it only moves the
+// row's updated_at, which reads nothing of the output the attempt is
+// changing.
 func (r *Run) heartbeat(ctx context.Context) func() {
-	every := r.spec.Heartbeat
-	if every <= 0 || !r.spec.Persist || r.host.cfg.Store == nil {
+	store := r.host.cfg.Store
+	if !r.spec.Persist || store == nil {
 		return func() {}
+	}
+	every, beat := r.spec.Heartbeat, func(ctx context.Context) error { return r.save(ctx) }
+	if every <= 0 {
+		toucher, ok := store.(storage.RunToucher)
+		if !ok || r.host.cfg.TouchInterval <= 0 {
+			return func() {}
+		}
+		runID := r.out.RunID
+		every = r.host.cfg.TouchInterval
+		beat = func(ctx context.Context) error { _, err := toucher.TouchRun(ctx, runID); return err }
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	runID := r.out.RunID
 	go func() {
 		defer close(done)
 		ticker := time.NewTicker(every)
@@ -225,8 +239,8 @@ func (r *Run) heartbeat(ctx context.Context) func() {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
-				if err := r.save(ctx); err != nil && ctx.Err() == nil {
-					r.host.cfg.Logger.Warn("refreshing a running run's row failed", "run_id", r.out.RunID, "error", err)
+				if err := beat(ctx); err != nil && ctx.Err() == nil {
+					r.host.cfg.Logger.Warn("refreshing a running run's row failed", "run_id", runID, "error", err)
 				}
 			}
 		}

@@ -1,6 +1,10 @@
 package storage
 
-import "github.com/agnogo/agnogo/run"
+import (
+	"context"
+
+	"github.com/agnogo/agnogo/run"
+)
 
 // RunType is the kind of component that produced a run.
 type RunType string
@@ -44,4 +48,15 @@ type RunQuery struct {
 	CreatedAfter  int64
 	CreatedBefore int64
 	Page
+}
+
+// RunToucher marks a running run alive without rewriting it. It is an
+// optional ability of a [Store], discovered by type assertion; both
+// adapters implement it.
+type RunToucher interface {
+	// TouchRun sets the updated_at of runID's row to now when the row is
+	// RUNNING, and reports whether it was. It reads and writes nothing
+	// else, so a process may call it while the run's output is being
+	// changed. A row that is gone or no longer RUNNING is left alone.
+	TouchRun(ctx context.Context, runID string) (bool, error)
 }

@@ -13,6 +13,7 @@ import (
 func runTests() []conformanceTest {
 	return []conformanceTest{
 		{"UpsertGetRoundTrip", testRunRoundTrip},
+		{"TouchRunRefreshesOnlyARunningRow", testTouchRun},
 		{"SaveRunWritesBoth", testSaveRunWritesBoth},
 		{"SaveRunIsAtomic", testSaveRunIsAtomic},
 		{"RunTypeDefaultsToAgent", testRunDefaultType},
@@ -470,4 +471,39 @@ func testSaveRunIsAtomic(t *testing.T, store storage.Store) {
 	rec, err := store.GetRun(t.Context(), "r-shared", "")
 	require.NoError(t, err)
 	require.Equal(t, "s-alice", rec.SessionID)
+}
+
+// testTouchRun: TouchRun moves a RUNNING row's updated_at to now and
+// changes nothing else; a row in any other status, or none, is left alone.
+func testTouchRun(t *testing.T, store storage.Store) {
+	toucher, ok := store.(storage.RunToucher)
+	if !ok {
+		t.Skip("the store does not implement storage.RunToucher")
+	}
+	newSession(t, store, "s-touch", "")
+	running := testRun("s-touch", "r-running", "")
+	running.Run.Status, running.Run.Content = run.StatusRunning, "half an answer"
+	before := putRun(t, store, running)
+	done := putRun(t, store, testRun("s-touch", "r-done", ""))
+
+	touched, err := toucher.TouchRun(t.Context(), "r-running")
+	require.NoError(t, err)
+	require.True(t, touched)
+	got, err := store.GetRun(t.Context(), "r-running", "")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, got.UpdatedAt, before.UpdatedAt, "updated_at moved to now")
+	require.Equal(t, run.StatusRunning, got.Run.Status)
+	require.Equal(t, "half an answer", got.Run.Content, "the run itself is untouched")
+
+	touched, err = toucher.TouchRun(t.Context(), "r-done")
+	require.NoError(t, err)
+	require.False(t, touched, "a final row is not touched")
+	got, err = store.GetRun(t.Context(), "r-done", "")
+	require.NoError(t, err)
+	require.Equal(t, done.UpdatedAt, got.UpdatedAt)
+	require.Equal(t, run.StatusCompleted, got.Run.Status)
+
+	touched, err = toucher.TouchRun(t.Context(), "r-missing")
+	require.NoError(t, err)
+	require.False(t, touched)
 }

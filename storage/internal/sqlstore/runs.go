@@ -404,3 +404,18 @@ func scanRun(row Row) (storage.RunRecord, error) {
 	}
 	return rec, nil
 }
+
+// TouchRun implements [storage.RunToucher].
+func (s *Store) TouchRun(ctx context.Context, runID string) (bool, error) {
+	var touched int64
+	err := s.db.InTx(ctx, func(tx Conn) error {
+		var err error
+		touched, err = tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET updated_at = ? WHERE run_id = ? AND status = ?", s.tables.runs),
+			s.nowSeconds(), runID, string(run.StatusRunning))
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("touch run %s: %w", runID, err)
+	}
+	return touched > 0, nil
+}
