@@ -57,9 +57,17 @@ func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request) {
 func (o *OS) resume(ctx context.Context, sse *sseWriter, runID string, stored *run.Output, last int64) {
 	info, known := o.events.Lookup(runID)
 	var status run.Status
+	// ending is a run whose row is final while its last events are still on
+	// their way to the log (a run saves its end before its final event):
+	// it is replayed as the finished run the client may have seen, its
+	// events followed up to the final one.
+	ending := false
 	switch {
 	case known && o.events.Producing(runID):
 		status = info.Status
+		if stored != nil && stored.Status.Terminal() && stored.Status != run.StatusPaused && !status.Terminal() {
+			status, ending = stored.Status, true
+		}
 	case stored != nil:
 		status = stored.Status
 	default:
@@ -73,6 +81,14 @@ func (o *OS) resume(ctx context.Context, sse *sseWriter, runID string, stored *r
 	}
 	first := sort.Search(len(all), func(i int) bool { return all[i].Index > last })
 	missed := all[first:]
+	if ending && err == nil {
+		if sse.control("replay", map[string]any{"run_id": runID, "status": status, "total_events": len(all),
+			"total_buffered": len(missed), "last_event_index_requested": last, "message": "Replaying the events of a finished run"}) != nil {
+			return
+		}
+		_, _ = sse.follow(ctx, runID, o.events.Follow(ctx, runID, last, heartbeatInterval), "heartbeat")
+		return
+	}
 	if len(missed) == 0 && stored != nil && (err != nil || status.Terminal()) {
 		replayStored(sse, stored, last) // nothing streamed, or not readable: the stored events answer
 		return

@@ -2,9 +2,12 @@ package durable_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -208,4 +211,45 @@ func testSweepEndsARunItsServerLeftRunning(t *testing.T) {
 	alive, err := f.store.GetRun(t.Context(), "r-alive", "")
 	require.NoError(t, err)
 	require.Equal(t, run.StatusRunning, alive.Run.Status, "a run whose row is touched is alive")
+}
+
+// TestFailedRunIsLogged: a background run that fails is logged with its
+// run id and error type, for an operator with no client to report it.
+func TestFailedRunIsLogged(t *testing.T) {
+	var logs syncBuffer
+	f := newFixture(t, []scripted.Reply{scripted.Fail(denied)}, nil, func(c *durable.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	accepted, err := f.submit(t, "s1", "go", "")
+	require.NoError(t, err)
+	require.Equal(t, run.StatusError, f.wait(t, accepted.RunID).Status)
+	require.Eventually(t, func() bool {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			var entry map[string]any
+			if json.Unmarshal([]byte(line), &entry) == nil && entry["msg"] == "run failed" && entry["run_id"] == accepted.RunID {
+				require.Equal(t, "authentication_error", entry["error_type"], "the error type of a refused API key")
+				require.Equal(t, "s1", entry["session_id"])
+				return true
+			}
+		}
+		return false
+	}, runTimeout, 10*time.Millisecond, "the failed run is logged:\n%s", &logs)
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

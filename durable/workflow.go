@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,8 +43,8 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 	}
 	jr := newJournal(ctx, j.RunID, q.log)
 	status := q.runWorkflow(ctx, jr, j)
-	q.end()
 	if status == statusInterrupted {
+		q.end()
 		if jr.isDisowned() {
 			// Another execution runs the workflow now: it writes the run's
 			// outcome; this one writes nothing more.
@@ -53,6 +54,10 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 		}
 		return "", q.handOver(ctx, j)
 	}
+	// The run counts as executing here until its last events are in the
+	// stream and the stream is closed: a shutdown waits for that, so a
+	// run that just ended is not cut off before its job records the end.
+	defer q.end()
 	jr.flush()
 	if err := jr.unsavedErr(); err != nil {
 		// The row does not have the outcome: the workflow does not record
@@ -325,6 +330,24 @@ func (q *Queue) segment(runCtx context.Context, jr *journal, retryable bool, sta
 // conclude writes the end of a run that is over (or paused): the runner's
 // final event, or ERROR when it ended without one.
 func (q *Queue) conclude(jr *journal, j job, end ending) run.Status {
+	status := q.concludeRow(jr, j, end)
+	if status == run.StatusError {
+		// An operator sees failed background runs (a model's
+		// authentication error or 429) without a client to report them.
+		errorType, message := "unknown", end.message()
+		if failed, ok := end.final.(*run.RunError); ok {
+			errorType = cmp.Or(failed.ErrorType, errorType)
+			message = cmp.Or(failed.Content, message)
+		}
+		q.log.Warn("run failed", slog.String("run_id", j.RunID), slog.String("agent_id", j.AgentID),
+			slog.String("session_id", j.SessionID), slog.String("error_type", errorType), slog.String("error", message))
+	}
+	return status
+}
+
+// concludeRow writes a run's final state as its ending says, and returns
+// its status.
+func (q *Queue) concludeRow(jr *journal, j job, end ending) run.Status {
 	if end.final != nil {
 		if end.deferred && end.status == run.StatusError {
 			// The runner left its failure for the queue to store.
