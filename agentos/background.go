@@ -156,9 +156,13 @@ func (o *OS) runBackground(ctx context.Context, cancel context.CancelFunc, done 
 	}
 	defer o.releaseSlot()
 	var last run.Event
-	for event, err := range runner.Stream(ctx, in) {
+	meta := &inflightRun{agentID: runner.ID(), sessionID: in.SessionID, userID: in.UserID}
+	for event, err := range o.logFailure(ctx, meta, runner.Stream(ctx, in)) {
 		if err != nil {
 			status = o.settle(in, runner, run.StatusError, err.Error())
+			if last == nil && status == run.StatusError { // accepted, but it could not start
+				o.logFailedRun(ctx, meta, in.RunID, run.ErrorTypeOf(err), err.Error())
+			}
 			return
 		}
 		o.events.Append(event)

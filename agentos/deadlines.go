@@ -126,7 +126,7 @@ func (w *sseBoundWriter) failed(err error, data, last []byte) error {
 	}
 	w.shared.log.InfoContext(w.r.Context(), "SSE client dropped: it stopped reading",
 		slog.String("run_id", runID), slog.String("path", w.r.URL.Path),
-		slog.Duration("write_timeout", w.shared.timeout), slog.Int64("dropped_total", total))
+		slog.Float64("write_timeout_s", w.shared.timeout.Seconds()), slog.Int64("dropped_total", total))
 	return err
 }
 

@@ -167,7 +167,7 @@ func TestSSEClientThatStopsReadingIsDropped(t *testing.T) {
 	require.Equal(t, slog.LevelInfo, drop["level"])
 	require.Equal(t, runID, drop["run_id"])
 	require.Equal(t, "/agents/flood/runs", drop["path"])
-	require.Equal(t, timeout, drop["write_timeout"])
+	require.Equal(t, timeout.Seconds(), drop["write_timeout_s"])
 	require.Equal(t, int64(1), drop["dropped_total"])
 
 	var end floodEnd

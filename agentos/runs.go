@@ -145,6 +145,7 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 	defer done()
 	if !stream {
 		out, err := collect(ctx)
+		o.logFailedOutput(ctx, meta, out, err)
 		if out == nil {
 			o.writeRunError(w, r, err)
 			return
@@ -157,7 +158,7 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 	var sse *sseWriter
 	var last run.Event
 	defer func() { o.finishLogged(last, run.StatusCancelled) }()
-	for event, err := range events(ctx) {
+	for event, err := range o.logFailure(ctx, meta, events(ctx)) {
 		if err != nil {
 			var busy *run.SessionBusyError
 			if sse == nil && errors.As(err, &busy) {

@@ -272,7 +272,7 @@ func TestServeDropsSSEClientThatStopsReading(t *testing.T) {
 	require.NoError(t, err)
 	// The client reads nothing from here on.
 
-	dropLine := regexp.MustCompile(`msg="SSE client dropped: it stopped reading" run_id=(\S+) path=/agents/assistant/runs write_timeout=1s dropped_total=1`)
+	dropLine := regexp.MustCompile(`msg="SSE client dropped: it stopped reading" run_id=(\S+) path=/agents/assistant/runs write_timeout_s=1 dropped_total=1`)
 	var runID string
 	// Producing 4 MiB takes the fake model a while under the race detector.
 	require.True(t, poll(3*boundsGuard, 20*time.Millisecond, func() bool {

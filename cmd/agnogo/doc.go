@@ -4,6 +4,8 @@
 //
 //	agnogo migrate [--db URL] [--target VERSION] [--schema NAME] [--json] [--cleanup-legacy-runs [--force]]
 //	agnogo run [--config FILE] [--db URL] AGENT MESSAGE [--session ID] [--user U] [--json] [--stream]
+//	agnogo run [--config FILE] [--db URL] --continue RUN_ID --approve|--reject [--session ID] [--user U] [--json] [--stream]
+//	agnogo sessions list|show|delete [--config FILE] [--db URL] [--user U] [--json]
 //	agnogo serve [--config FILE] [--addr 127.0.0.1:7777] [--db URL] [--log-format text|json]
 //	agnogo version
 //
@@ -22,9 +24,17 @@
 // config and docs/config.md), runs AGENT on MESSAGE in this process and
 // prints the answer, then a status line on stderr. --json prints the whole
 // run (RunOutput); --stream prints answer deltas and tool calls as they
-// happen, or with --json each event as a JSON line. A run that fails, is
-// cancelled (Ctrl-C) or pauses for a confirmation exits with status 1; an
-// unknown agent or an invalid config file with status 2.
+// happen, or with --json each event as a JSON line. When stdout is a
+// terminal, and --json is not given, the run is shown as --stream shows it,
+// with a spinner on stderr while the model or a tool works. A run that
+// fails, is cancelled (Ctrl-C) or pauses for a confirmation exits with
+// status 1; an unknown agent or an invalid config file with status 2.
+// `agnogo run --continue RUN_ID --approve` (or --reject) confirms (or
+// rejects) the tool calls a paused run waits for and runs it on.
+//
+// `agnogo sessions list|show|delete` reads and deletes the stored sessions
+// of the database directly, as GET and DELETE /sessions do over HTTP;
+// --user scopes them to one user's sessions.
 //
 // `agnogo serve` opens (or creates) the database, checks its schema and serves
 // the AgentOS HTTP API on --addr (routes at /docs and /openapi.json) until

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"strings"
 
@@ -30,12 +31,17 @@ type runFlags struct {
 	user    string
 	json    bool
 	stream  bool
+	// continueRun is the paused run --continue names; approve and reject
+	// say how to resolve its confirmations.
+	continueRun string
+	approve     bool
+	reject      bool
 }
 
 func (c *cli) runCommand() *cobra.Command {
 	var flags runFlags
 	cmd := &cobra.Command{
-		Use:   "run AGENT MESSAGE",
+		Use:   "run AGENT MESSAGE | run --continue RUN_ID --approve|--reject",
 		Short: "Run an agent once, in this process, and print its answer",
 		Long: `Run sends MESSAGE to the agent AGENT and prints the answer on stdout, then a
 status line (status, session and run ids, tokens) on stderr. The agent runs in
@@ -49,32 +55,55 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY. See docs/config.md.
 
 --json prints the whole run (RunOutput) as JSON instead. --stream prints the
 answer as it is generated, with a line for each tool call; with --json too,
-it prints each event as one JSON line.
+it prints each event as one JSON line. When stdout is a terminal (and --json
+is not given) the run is shown as --stream shows it, with a spinner on stderr
+while the model or a tool works; piped or redirected output is unchanged.
+
+A run paused for the confirmation of tool calls is continued with
+--continue RUN_ID and --approve (the tool calls run) or --reject (they do
+not, and the model is told so); the run names its agent, so AGENT and
+MESSAGE are not given. Runs waiting for user input or an external result are
+continued through the AgentOS API (POST /agents/{id}/runs/{run_id}/continue).
 
 Exit status: 0 when the run completed; 1 when it failed, was cancelled
-(Ctrl-C) or paused for a confirmation — a paused run is continued through the
-AgentOS API, which this command does not do; 2 for a usage error, an invalid
-config file or an unknown agent.`,
+(Ctrl-C), paused for a confirmation, or the run to continue was not found or
+not paused; 2 for a usage error, an invalid config file or an unknown agent.`,
 		Example: `  agnogo run assistant "What is the capital of France?"
   agnogo run --config agnogo.yaml coder "Summarize README.md" --stream
-  agnogo run assistant "And of Italy?" --session 0198c0de-... --json`,
+  agnogo run assistant "And of Italy?" --session 0198c0de-... --json
+  agnogo run --continue 0198c0df-... --approve`,
 		Args: func(_ *cobra.Command, args []string) error {
+			if flags.continueRun != "" {
+				if len(args) != 0 {
+					return usagef("--continue takes no AGENT or MESSAGE (the run names its agent), got %d argument(s)", len(args))
+				}
+				return nil
+			}
 			if len(args) != 2 {
 				return usagef(`run takes AGENT and MESSAGE, got %d argument(s); quote the message: agnogo run assistant "hello there"`, len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if flags.continueRun != "" {
+				return c.continuePaused(cmd, flags)
+			}
+			if flags.approve || flags.reject {
+				return usagef("--approve and --reject go with --continue RUN_ID")
+			}
 			return c.runAgent(cmd, flags, args[0], args[1])
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&flags.config, "config", "", "config file (YAML); defaults to ./agnogo.yaml when it exists, else the default assistant")
 	f.StringVar(&flags.db, "db", "", "database URL, overriding the config's db (default "+defaultDB+")")
-	f.StringVar(&flags.session, "session", "", "session id to continue (default: a new session)")
-	f.StringVar(&flags.user, "user", "", "user id that owns the run")
+	f.StringVar(&flags.session, "session", "", "session id to continue (default: a new session); with --continue, the run's session")
+	f.StringVar(&flags.user, "user", "", "user id that owns the run; with --continue, only that user's run is found")
 	f.BoolVar(&flags.json, "json", false, "print the run (RunOutput) as JSON; with --stream, each event as a JSON line")
 	f.BoolVar(&flags.stream, "stream", false, "print the answer as it arrives, and tool calls as lines")
+	f.StringVar(&flags.continueRun, "continue", "", "continue the paused run RUN_ID (with --approve or --reject)")
+	f.BoolVar(&flags.approve, "approve", false, "with --continue: confirm the tool calls the run waits for")
+	f.BoolVar(&flags.reject, "reject", false, "with --continue: reject the tool calls the run waits for")
 	return cmd
 }
 
@@ -89,11 +118,7 @@ func (c *cli) runAgent(cmd *cobra.Command, flags runFlags, agentID, message stri
 	if err != nil {
 		return err
 	}
-	agentOS, err := file.Build(ctx, config.BuildOptions{DB: flags.db})
-	var configErr *config.Error
-	if errors.As(err, &configErr) || errors.Is(err, storage.ErrInvalid) {
-		return &usageError{err: err}
-	}
+	agentOS, err := buildAgents(ctx, file, flags.db)
 	if err != nil {
 		return err
 	}
@@ -108,11 +133,32 @@ func (c *cli) runAgent(cmd *cobra.Command, flags runFlags, agentID, message stri
 	}
 
 	in := &agnorun.Input{InputContent: message, SessionID: flags.session, UserID: flags.user}
-	out := cmd.OutOrStdout()
-	if flags.stream {
-		return c.streamRun(ctx, runner, in, out, flags.json)
+	return c.present(ctx, cmd.OutOrStdout(), flags, runner.ID(), runExecution{
+		stream:  func(ctx context.Context) iter.Seq2[agnorun.Event, error] { return runner.Stream(ctx, in) },
+		collect: func(ctx context.Context) (*agnorun.Output, error) { return execute(ctx, runner, in) },
+	})
+}
+
+// runExecution is a run to present, as events or whole: a new run or a
+// continued one.
+type runExecution struct {
+	stream  func(context.Context) iter.Seq2[agnorun.Event, error]
+	collect func(context.Context) (*agnorun.Output, error)
+}
+
+// present executes a run and prints it as the flags ask: the whole run as
+// JSON, its events as they come (--stream, or on a terminal, with a spinner
+// while the model works), or its answer at the end.
+func (c *cli) present(ctx context.Context, out io.Writer, flags runFlags, runnerID string, exec runExecution) error {
+	live := !flags.json && isTerminal(out)
+	if flags.stream || live {
+		var spin *spinner
+		if live && canAnimate(c.stderr) {
+			spin = startSpinner(c.stderr, labelThinking)
+		}
+		return c.streamRun(exec.stream(ctx), runnerID, out, flags.json, spin)
 	}
-	output, runErr := execute(ctx, runner, in)
+	output, runErr := exec.collect(ctx)
 	if output == nil {
 		return runErr
 	}
@@ -122,6 +168,17 @@ func (c *cli) runAgent(cmd *cobra.Command, flags runFlags, agentID, message stri
 		}
 	}
 	return c.report(output, runErr, out, reportOptions{content: !flags.json, status: !flags.json})
+}
+
+// buildAgents opens the database (db, else the file's) and builds the
+// file's agents; a config the build refuses is a usage error.
+func buildAgents(ctx context.Context, file *config.File, db string) (*config.OS, error) {
+	agentOS, err := file.Build(ctx, config.BuildOptions{DB: db})
+	var configErr *config.Error
+	if errors.As(err, &configErr) || errors.Is(err, storage.ErrInvalid) {
+		return nil, &usageError{err: err}
+	}
+	return agentOS, err
 }
 
 // loadRunConfig reads the config file named by --config, else ./agnogo.yaml
@@ -165,8 +222,14 @@ func execute(ctx context.Context, runner agnorun.Runner, in *agnorun.Input) (*ag
 	if r, ok := runner.(outputRunner); ok {
 		return r.Run(ctx, in)
 	}
+	return collect(runner.Stream(ctx, in), runner.ID())
+}
+
+// collect runs events to their end and rebuilds the run from its terminal
+// event.
+func collect(events iter.Seq2[agnorun.Event, error], runnerID string) (*agnorun.Output, error) {
 	var output *agnorun.Output
-	for event, err := range runner.Stream(ctx, in) {
+	for event, err := range events {
 		if err != nil {
 			return output, err
 		}
@@ -175,7 +238,7 @@ func execute(ctx context.Context, runner agnorun.Runner, in *agnorun.Input) (*ag
 		}
 	}
 	if output == nil {
-		return nil, fmt.Errorf("agent %s ended its run without a final event", runner.ID())
+		return nil, fmt.Errorf("agent %s ended its run without a final event", runnerID)
 	}
 	if output.Status == agnorun.StatusError {
 		return output, errors.New(output.ContentString())
@@ -230,8 +293,11 @@ func (c *cli) report(output *agnorun.Output, runErr error, out io.Writer, opts r
 		if opts.content {
 			printRequirements(out, pending)
 		}
-		return fmt.Errorf("run %s paused for %d %s; continuing a paused run is done through the AgentOS API (POST /agents/%s/runs/%s/continue), not by agnogo run",
-			output.RunID, len(pending), plural(len(pending), "requirement", "requirements"), output.AgentID, output.RunID)
+		waiting := fmt.Sprintf("run %s paused for %d %s", output.RunID, len(pending), plural(len(pending), "requirement", "requirements"))
+		if onlyConfirmations(pending) {
+			return fmt.Errorf("%s; continue it with agnogo run --continue %s --approve (or --reject)", waiting, output.RunID)
+		}
+		return fmt.Errorf("%s; continue it through the AgentOS API (POST /agents/%s/runs/%s/continue)", waiting, output.AgentID, output.RunID)
 	case agnorun.StatusCancelled:
 		return fmt.Errorf("run %s cancelled", output.RunID)
 	}
@@ -254,17 +320,7 @@ func statusLine(output *agnorun.Output) string {
 // printRequirements lists what a paused run waits for, one line each.
 func printRequirements(out io.Writer, requirements []*agnorun.Requirement) {
 	for _, req := range requirements {
-		what := "resolve"
-		switch {
-		case req.NeedsConfirmation():
-			what = "confirm"
-		case req.NeedsUserInput():
-			what = "give input for"
-		case req.NeedsUserFeedback():
-			what = "give feedback on"
-		case req.NeedsExternalExecution():
-			what = "run externally"
-		}
+		what := requirementAction(req)
 		name, args := "?", "{}"
 		if tool := req.ToolExecution; tool != nil {
 			name, args = tool.ToolName, compactJSON(tool.ToolArgs)
@@ -273,106 +329,30 @@ func printRequirements(out io.Writer, requirements []*agnorun.Requirement) {
 	}
 }
 
-// streamRun prints a run's events as they come: as text for people, or as
-// one JSON line each.
-func (c *cli) streamRun(ctx context.Context, runner agnorun.Runner, in *agnorun.Input, out io.Writer, asJSON bool) error {
-	printer := &streamPrinter{out: out, atLineStart: true}
-	var final *agnorun.Output
-	for event, err := range runner.Stream(ctx, in) {
-		if err != nil {
-			printer.endLine()
-			return err
-		}
-		if asJSON {
-			if err := writeJSONLine(out, event); err != nil {
-				return err
-			}
-		} else {
-			printer.print(event)
-		}
-		if terminal := outputOf(event); terminal != nil {
-			final = terminal
-		}
+// requirementAction says what a requirement waits for, as a verb phrase.
+func requirementAction(req *agnorun.Requirement) string {
+	switch {
+	case req.NeedsConfirmation():
+		return "confirm"
+	case req.NeedsUserInput():
+		return "give input for"
+	case req.NeedsUserFeedback():
+		return "give feedback on"
+	case req.NeedsExternalExecution():
+		return "run externally"
 	}
-	printer.endLine()
-	if final == nil {
-		return fmt.Errorf("agent %s ended its run without a final event", runner.ID())
-	}
-	return c.report(final, nil, out, reportOptions{status: !asJSON})
+	return "resolve"
 }
 
-// streamPrinter renders events as text: answer deltas as they arrive, tool
-// calls on lines of their own.
-type streamPrinter struct {
-	out         io.Writer
-	atLineStart bool
-	// streamed records that answer text was printed, so the completed
-	// event's copy of it is not printed again.
-	streamed bool
-}
-
-func (p *streamPrinter) write(text string) {
-	if text == "" {
-		return
-	}
-	fmt.Fprint(p.out, text)
-	p.atLineStart = strings.HasSuffix(text, "\n")
-}
-
-// endLine ends a line of answer text before a line of another kind.
-func (p *streamPrinter) endLine() {
-	if !p.atLineStart {
-		p.write("\n")
-	}
-}
-
-func (p *streamPrinter) print(event agnorun.Event) {
-	switch e := event.(type) {
-	case *agnorun.RunContent:
-		text := contentText(e.Content)
-		p.write(text)
-		p.streamed = p.streamed || text != ""
-	case *agnorun.ToolCallStarted:
-		p.endLine()
-		if e.Tool != nil {
-			p.write(fmt.Sprintf("→ tool %s %s\n", e.Tool.ToolName, compactJSON(e.Tool.ToolArgs)))
+// onlyConfirmations reports whether every requirement waits for a
+// confirmation, which agnogo run --continue gives.
+func onlyConfirmations(requirements []*agnorun.Requirement) bool {
+	for _, req := range requirements {
+		if !req.NeedsConfirmation() {
+			return false
 		}
-	case *agnorun.ToolCallCompleted:
-		p.endLine()
-		if e.Tool != nil {
-			result := contentText(e.Content)
-			if e.Tool.Result != nil {
-				result = *e.Tool.Result
-			}
-			p.write(fmt.Sprintf("← %s: %s\n", e.Tool.ToolName, firstLine(result)))
-		}
-	case *agnorun.ToolCallError:
-		p.endLine()
-		if e.Tool != nil {
-			p.write(fmt.Sprintf("← %s failed: %s\n", e.Tool.ToolName, firstLine(e.Error)))
-		}
-	case *agnorun.RunCompleted:
-		if !p.streamed {
-			p.write(withNewline(contentText(e.Content)))
-		}
-		p.endLine()
-	case *agnorun.RunPaused:
-		p.endLine()
-		printRequirements(p.out, e.Requirements)
 	}
-}
-
-// maxResultLine caps the tool result shown on a tool line.
-const maxResultLine = 120
-
-// firstLine is the first line of text, shortened for a tool line.
-func firstLine(text string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	line = strings.TrimSpace(line)
-	if runes := []rune(line); len(runes) > maxResultLine {
-		line = string(runes[:maxResultLine]) + "…"
-	}
-	return line
+	return len(requirements) > 0
 }
 
 // contentText renders content as text: a string as is, anything else as JSON.

@@ -238,7 +238,7 @@ func TestRunPaused(t *testing.T) {
 	got := b.agnogo(t, "coder", "Write b.txt")
 	require.Equal(t, exitFailure, got.code, got.stderr)
 	require.Regexp(t, `^paused: confirm write_file \{"content":"new","path":"b.txt"\} \(requirement [0-9a-f-]{36}\)\n$`, got.stdout)
-	require.Regexp(t, `^agnogo: run [0-9a-f-]{36} paused for 1 requirement; continuing a paused run is done through the AgentOS API \(POST /agents/coder/runs/[0-9a-f-]{36}/continue\), not by agnogo run\n$`, got.stderr)
+	require.Regexp(t, `^agnogo: run ([0-9a-f-]{36}) paused for 1 requirement; continue it with agnogo run --continue ([0-9a-f-]{36}) --approve \(or --reject\)\n$`, got.stderr)
 	require.NoFileExists(t, filepath.Join(root, "b.txt"))
 
 	b.fake.Enqueue(fakeopenai.ToolCalls(fakeopenai.Call("write_file", map[string]any{"path": "b.txt", "content": "new"})))

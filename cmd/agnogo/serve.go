@@ -8,35 +8,21 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/config"
-	"github.com/agnogo/agnogo/internal/httpbound"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/dburl"
 )
 
-// Server timeouts. The config's server key bounds the rest (see
-// newHTTPServer): request bodies, idle connections, the connections open at
-// once and SSE clients that stop reading. Responses as a whole are not
-// bounded: a run's stream lasts as long as the run.
-const (
-	// readHeaderTimeout bounds how long a client may take to send its
-	// request headers (slowloris).
-	readHeaderTimeout = 10 * time.Second
-	// shutdownTimeout bounds a graceful shutdown: cancelling the runs in
-	// flight, waiting for them to save, and closing the connections.
-	shutdownTimeout = 15 * time.Second
-)
-
-// listeningMessage is the log message of the line that says where the
+// listeningMessage is the message of the line that says where the
 // server listens; its addr attribute is the bound address.
-const listeningMessage = "AgentOS listening"
+const listeningMessage = agentos.ListeningMessage
 
 // serveFlags are the flags of `agnogo serve`.
 type serveFlags struct {
@@ -72,11 +58,18 @@ servers on one host need different --addr. A server whose executor id a live
 server uses exits with status 1 before it touches any run; one restarted with
 its id resumes the runs it left unfinished.
 
-Logs go to stderr, as text or (--log-format json) JSON lines. The routes are
-listed at /docs and described by /openapi.json. On SIGINT or SIGTERM the
-server stops accepting connections, cancels the runs in flight, waits for
-them to save their final state (at most 15s), closes the database and exits
-with status 0.`,
+Logs go to stderr, as text or (--log-format json) JSON lines, durations in
+seconds. Start-up logs a warning per problem that will fail runs or weakens
+the server, then one line with the URL, the docs URL, the agents, the
+database, the auth mode and the version. A run that fails is logged with its
+run id and error type. The routes are listed at /docs and described by
+/openapi.json.
+
+On SIGINT or SIGTERM the server stops accepting connections, cancels the
+runs in flight and waits for them to save their final state (at most 15s),
+then waits for the background runs executing here to finish (at most
+queue.stop_timeout_seconds, 30s by default) and hands those still running
+back to the queue, closes the database and exits with status 0.`,
 		Example: `  agnogo serve
   agnogo serve --config agnogo.yaml --addr 0.0.0.0:7777
   curl -F message=hello -F stream=false http://127.0.0.1:7777/agents/assistant/runs`,
@@ -120,7 +113,10 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 	if err != nil {
 		return err // a database needing migration names agnogo migrate
 	}
-	defer built.Close()
+	// Closing drains the durable queue and closes the database: at the end
+	// of a shutdown, or on the way out of a failed start.
+	closeBuilt := sync.OnceValue(built.Close)
+	defer func() { _ = closeBuilt() }()
 
 	// The address is bound before the queue starts: a server that cannot
 	// listen must not take over runs. Connections wait until it serves.
@@ -133,7 +129,7 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 	serverOpts := config.ServerOptions{Version: serverVersion(), Logger: logger, ListenAddr: flags.addr}
 	osConfig := built.Server(serverOpts)
 	// Background runs go through the durable queue (queue.durable); it
-	// resumes the runs this server left unfinished. built.Close drains it.
+	// resumes the runs this server left unfinished.
 	osConfig.Queue, osConfig.Events, err = built.StartQueue(ctx, serverOpts)
 	if err != nil {
 		_ = listener.Close()
@@ -146,98 +142,61 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 		return &usageError{err: fmt.Errorf("%s: %w", file.Source, err)}
 	}
 
-	server, err := newHTTPServer(ctx, agentOS, file.Server, logger)
-	if err != nil {
-		_ = listener.Close()
+	logWarnings(logger, built)
+	opts := serveOptions(file.Server)
+	opts.StartupAttrs = []slog.Attr{
+		slog.String("db", storageName(cmp.Or(flags.db, file.DB))),
+		slog.String("media", built.MediaLocation),
+	}
+	// Serve logs the start-up line, serves until the signal, then stops
+	// the runs in flight here.
+	if err := agentOS.Serve(ctx, listener, opts); err != nil {
 		return err
 	}
-	// Past max_connections, new connections wait in the kernel's accept
-	// queue until one closes.
-	listener = httpbound.LimitListener(listener, file.Server.MaxConnections)
-	served := make(chan error, 1)
-	go func() { served <- server.Serve(listener) }()
-
-	logStartup(logger, listener.Addr().String(), built, osConfig, cmp.Or(flags.db, file.DB))
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve on %s: %w", listener.Addr(), err)
-	case <-ctx.Done():
-	}
-	return shutdown(logger, server, agentOS, served)
-}
-
-// newHTTPServer is the server of handler, bounded as the config's server key
-// says. Request bodies get their read deadline from httpbound rather than
-// ReadTimeout, which cannot give an upload more time as its bytes arrive;
-// there is no WriteTimeout, which would end a run's stream (agentos bounds
-// each SSE write instead).
-func newHTTPServer(ctx context.Context, handler http.Handler, limits config.Server, logger *slog.Logger) (*http.Server, error) {
-	bounded, err := httpbound.Handler(handler, httpbound.Config{
-		BodyTimeout:   time.Duration(limits.BodyTimeoutSeconds) * time.Second,
-		UploadMinRate: int64(limits.UploadMinBytesPerSecond),
-		Logger:        logger,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bound request bodies: %w", err)
-	}
-	return &http.Server{
-		Handler:           bounded,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       time.Duration(limits.IdleTimeoutSeconds) * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}, nil
-}
-
-// shutdown stops the server gracefully: it stops accepting connections,
-// cancels the runs in flight and waits, at most shutdownTimeout, for them to
-// save their final state and for their responses to end.
-func shutdown(logger *slog.Logger, server *http.Server, agentOS *agentos.OS, served <-chan error) error {
-	logger.Info("shutting down: cancelling runs in flight", slog.Duration("timeout", shutdownTimeout))
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	// http.Server.Shutdown closes the listener at once, then waits for the
-	// handlers; the runs' handlers end once agentOS.Shutdown cancels them.
-	httpDone := make(chan error, 1)
-	go func() { httpDone <- server.Shutdown(ctx) }()
-	runsErr := agentOS.Shutdown(ctx)
-	httpErr := <-httpDone
-	<-served // Serve returns ErrServerClosed once Shutdown began
-	if runsErr != nil || httpErr != nil {
-		_ = server.Close()
-		return fmt.Errorf("shutdown did not finish within %s: %w", shutdownTimeout, errors.Join(runsErr, httpErr))
-	}
-	logger.Info("stopped")
+	finishShutdown(logger, osConfig.Queue != nil, file.Queue.StopTimeoutSeconds, closeBuilt)
 	return nil
 }
 
-// logStartup logs where the server listens and what it serves, then one
-// warning per problem that will fail runs.
-func logStartup(logger *slog.Logger, addr string, built *config.OS, cfg agentos.Config, db string) {
-	ids := make([]string, 0, len(cfg.Runners))
-	for _, r := range cfg.Runners {
-		ids = append(ids, r.ID())
+// serveOptions are the config's server bounds as agentos takes them: a zero
+// in the file turns a bound off, which agentos spells negative.
+func serveOptions(limits config.Server) agentos.ServeOptions {
+	off := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
 	}
-	authMode := "none"
-	switch {
-	case cfg.Auth.JWT != nil:
-		authMode = "jwt"
-	case cfg.Auth.SecurityKey != "":
-		authMode = "security_key"
+	return agentos.ServeOptions{
+		BodyTimeout:             time.Duration(off(limits.BodyTimeoutSeconds)) * time.Second,
+		UploadMinBytesPerSecond: int64(off(limits.UploadMinBytesPerSecond)),
+		MaxConnections:          off(limits.MaxConnections),
+		IdleTimeout:             time.Duration(limits.IdleTimeoutSeconds) * time.Second,
 	}
-	url := "http://" + addr
-	logger.Info(listeningMessage,
-		slog.String("addr", addr),
-		slog.String("url", url),
-		slog.String("docs", url+"/docs"),
-		slog.String("name", built.Name),
-		slog.String("agents", strings.Join(ids, ",")),
-		slog.String("db", storageName(db)),
-		slog.String("media", built.MediaLocation),
-		slog.String("auth", authMode),
-		slog.String("version", cfg.Version),
-	)
+}
+
+// finishShutdown ends a shutdown once the HTTP server has stopped: it
+// closes what the config built — the durable queue first, which waits up
+// to queue.stop_timeout_seconds for the background runs executing here and
+// hands those still running back to the queue — and says so.
+func finishShutdown(logger *slog.Logger, queue bool, stopTimeoutSeconds int, closeBuilt func() error) {
+	if !queue {
+		if err := closeBuilt(); err != nil {
+			logger.Warn("closing the database failed", slog.String("error", err.Error()))
+		}
+		logger.Info("stopped")
+		return
+	}
+	logger.Info("waiting for the background runs executing here to finish; those still running then are handed back to the queue",
+		slog.Int("timeout_s", stopTimeoutSeconds))
+	start := time.Now()
+	if err := closeBuilt(); err != nil {
+		logger.Warn("closing the queue and the database failed", slog.String("error", err.Error()))
+	}
+	logger.Info("stopped", slog.Float64("background_wait_s", seconds(time.Since(start))))
+}
+
+// logWarnings logs one warning per problem that will fail runs.
+func logWarnings(logger *slog.Logger, built *config.OS) {
 	credentialWarnings := map[string]bool{}
 	for _, m := range built.MissingCredentials {
 		credentialWarnings[m.Variable] = true
@@ -273,14 +232,68 @@ func storageName(db string) string {
 	return fmt.Sprint(target)
 }
 
-// newLogger returns the server's logger on w.
+// newLogger returns the server's logger on w. Durations are written in
+// seconds, under their key with _s added (slog writes them as nanoseconds
+// in JSON), and the durable queue's engine does not announce its start.
 func newLogger(w io.Writer, format string) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: durationInSeconds}
 	switch format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(quietEngine{Handler: slog.NewTextHandler(w, opts)}), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(quietEngine{Handler: slog.NewJSONHandler(w, opts)}), nil
 	}
 	return nil, usagef("--log-format %q: want text or json", format)
+}
+
+// durationInSeconds writes a duration attribute as seconds, its key ending
+// in _s, as the access log's duration_s.
+func durationInSeconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	return slog.Float64(a.Key+"_s", seconds(a.Value.Duration()))
+}
+
+// seconds is d in seconds, rounded to the millisecond.
+func seconds(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds() }
+
+// quietEngine leaves out the routine start-up lines of the durable queue's
+// engine (DBOS, whose logger carries component=durable), so that a start
+// logs one line of its own; the engine's other lines — the runs it
+// recovered, its warnings and errors — pass.
+type quietEngine struct {
+	slog.Handler
+	engine bool // the records come from the engine's logger
+}
+
+// engineStartup are the messages of the engine's routine start-up lines.
+var engineStartup = map[string]bool{
+	"Initializing DBOS context":            true,
+	"Connecting to system database":        true,
+	"Connecting to SQLite system database": true,
+	"Registered database-backed queue":     true,
+	"DBOS launched":                        true,
+}
+
+// Handle implements slog.Handler.
+func (h quietEngine) Handle(ctx context.Context, r slog.Record) error {
+	if h.engine && r.Level < slog.LevelWarn && engineStartup[r.Message] {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h quietEngine) WithAttrs(attrs []slog.Attr) slog.Handler {
+	engine := h.engine
+	for _, a := range attrs {
+		engine = engine || (a.Key == "component" && a.Value.String() == "durable")
+	}
+	return quietEngine{Handler: h.Handler.WithAttrs(attrs), engine: engine}
+}
+
+// WithGroup implements slog.Handler.
+func (h quietEngine) WithGroup(name string) slog.Handler {
+	return quietEngine{Handler: h.Handler.WithGroup(name), engine: h.engine}
 }

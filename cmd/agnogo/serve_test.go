@@ -22,6 +22,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agnogo/agnogo/agentos"
+	"github.com/agnogo/agnogo/config"
 	"github.com/agnogo/agnogo/internal/fakeopenai"
 	agnorun "github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/sqlite"
@@ -232,6 +234,7 @@ func TestServeShutdownCancelsRuns(t *testing.T) {
 	require.Equal(t, agnorun.EventRunCancelled, names[len(names)-1], "%v", names)
 	runID := frames[0]["run_id"].(string)
 	require.Equal(t, exitOK, <-code, s.log.String())
+	require.Contains(t, s.log.String(), "runs_in_flight=1 timeout_s=15", "the shutdown says what it waits for")
 
 	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(b.dir, "agnogo.db")})
 	require.NoError(t, err)
@@ -415,4 +418,192 @@ func TestServeBadJWTConfig(t *testing.T) {
 	require.Equal(t, exitUsage, got.code, got.stderr)
 	require.Contains(t, got.stderr, "agnogo: "+b.config+": ")
 	require.Contains(t, got.stderr, "verification key")
+}
+
+// logLines decodes a JSON log, one entry per line.
+func logLines(t *testing.T, log string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(log), "\n") {
+		var entry map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &entry), line)
+		lines = append(lines, entry)
+	}
+	return lines
+}
+
+// messages are the msg of each line.
+func messages(lines []map[string]any) []string {
+	var msgs []string
+	for _, line := range lines {
+		msgs = append(msgs, line["msg"].(string))
+	}
+	return msgs
+}
+
+// lineWith returns the first line whose msg is msg.
+func lineWith(t *testing.T, lines []map[string]any, msg string) map[string]any {
+	t.Helper()
+	for _, line := range lines {
+		if line["msg"] == msg {
+			return line
+		}
+	}
+	t.Fatalf("no log line %q in %v", msg, messages(lines))
+	return nil
+}
+
+// requireSeconds checks that every duration of the log is in seconds: an
+// attribute whose key ends in _s, a number, and no key that slog would
+// have written as nanoseconds.
+func requireSeconds(t *testing.T, lines []map[string]any) {
+	t.Helper()
+	for _, line := range lines {
+		for key, value := range line {
+			if strings.HasSuffix(key, "_s") {
+				seconds, ok := value.(float64)
+				require.True(t, ok && seconds < 1e5, "%s=%v is not in seconds: %v", key, value, line)
+			}
+			require.False(t, strings.Contains(key, "timeout") && !strings.HasSuffix(key, "_s"), "duration %s=%v not in seconds", key, value)
+		}
+	}
+}
+
+// TestServeLogsWhatAnOperatorNeeds reads the log of a server's life in
+// JSON: one line at start with what it serves, one line per failed run
+// with its run id and error type, and a shutdown that says what it waits
+// for and how long, durations in seconds.
+func TestServeLogsWhatAnOperatorNeeds(t *testing.T) {
+	t.Parallel()
+	b := setupRun(t, assistantAgent)
+	s := startServe(t, "--config", b.config, "--log-format", "json")
+
+	// The start is one line, the last, naming where and what it serves;
+	// the queue's engine says nothing at Info.
+	start := logLines(t, s.log.String())
+	require.Equal(t, []string{listeningMessage}, messages(start))
+	banner := start[0]
+	require.Equal(t, s.url, banner["url"])
+	require.Equal(t, s.url+"/docs", banner["docs"])
+	require.Equal(t, "assistant", banner["agents"])
+	require.Equal(t, "sqlite://"+filepath.Join(b.dir, "agnogo.db"), banner["db"])
+	require.Equal(t, "none", banner["auth"])
+	require.NotEmpty(t, banner["version"])
+
+	// A run the model refuses (a wrong API key), answered as JSON, and one
+	// rate-limited, streamed: each is logged with its run id and error type.
+	b.fake.Enqueue(fakeopenai.Error(http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided"))
+	resp, err := http.PostForm(s.url+"/agents/assistant/runs", url.Values{"message": {"hi"}, "stream": {"false"}})
+	require.NoError(t, err)
+	var refused map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&refused))
+	resp.Body.Close()
+	require.Equal(t, "ERROR", refused["status"])
+
+	b.fake.Enqueue(fakeopenai.Error(http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit reached"))
+	resp, err = http.PostForm(s.url+"/agents/assistant/runs", url.Values{"message": {"hi"}, "stream": {"true"}})
+	require.NoError(t, err)
+	names, frames := sseEvents(t, resp.Body)
+	resp.Body.Close()
+	require.Equal(t, agnorun.EventRunError, names[len(names)-1])
+
+	var failed []map[string]any
+	for _, line := range logLines(t, s.log.String()) {
+		if line["msg"] == "run failed" {
+			failed = append(failed, line)
+		}
+	}
+	require.Len(t, failed, 2)
+	require.Equal(t, "WARN", failed[0]["level"])
+	require.Equal(t, refused["run_id"], failed[0]["run_id"])
+	require.Equal(t, "authentication_error", failed[0]["error_type"])
+	require.Equal(t, "assistant", failed[0]["agent_id"])
+	require.Contains(t, failed[0]["error"], "Incorrect API key provided")
+	require.Equal(t, frames[0]["run_id"], failed[1]["run_id"])
+	require.Equal(t, "rate_limit", failed[1]["error_type"])
+
+	// The shutdown says what it waits for, and for how long.
+	require.Equal(t, exitOK, s.shutdown(t), s.log.String())
+	lines := logLines(t, s.log.String())
+	stopping := lineWith(t, lines, "shutting down: refusing new connections and runs, cancelling the runs in flight and waiting for them to be saved")
+	require.Equal(t, float64(0), stopping["runs_in_flight"])
+	require.Equal(t, float64(15), stopping["timeout_s"])
+	background := lineWith(t, lines, "waiting for the background runs executing here to finish; those still running then are handed back to the queue")
+	require.Equal(t, float64(30), background["timeout_s"], "queue.stop_timeout_seconds")
+	require.Equal(t, "stopped", lines[len(lines)-1]["msg"])
+	requireSeconds(t, lines)
+}
+
+// TestServeShutdownWaitsForBackgroundRuns stops a server while a background
+// run executes on its durable queue: the log says the server waits for it,
+// for queue.stop_timeout_seconds, then hands it back, and how long that
+// took, in seconds.
+func TestServeShutdownWaitsForBackgroundRuns(t *testing.T) {
+	t.Parallel()
+	b := setupRun(t, assistantAgent)
+	f, err := os.OpenFile(b.config, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("queue: {stop_timeout_seconds: 1}\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	s := startServe(t, "--config", b.config)
+	b.fake.Enqueue(fakeopenai.Text("never finished").StallAfter(1))
+
+	resp, err := http.PostForm(s.url+"/agents/assistant/runs", url.Values{"message": {"hi"}, "stream": {"false"}, "background": {"true"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.True(t, poll(10*time.Second, 5*time.Millisecond, func() bool { return len(b.fake.Requests()) > 0 }),
+		"the background run never called the model")
+
+	require.Equal(t, exitOK, s.shutdown(t), s.log.String())
+	log := s.log.String()
+	require.Contains(t, log, `msg="waiting for the background runs executing here to finish; those still running then are handed back to the queue" timeout_s=1`)
+	require.Contains(t, log, `msg="durable: runs still executing at the end of the stop timeout are handed back" runs=1 stop_timeout_s=1`)
+	stopped := regexp.MustCompile(`msg=stopped background_wait_s=(\S+)`).FindStringSubmatch(log)
+	require.NotNil(t, stopped, log)
+	require.NotContains(t, stopped[1], "ms", "in seconds")
+}
+
+// TestServeWarnsWhenJWTScopesAreOff: a JWT config without authorization:
+// true (Agno's default) only validates tokens; the start says so, before
+// the line that says the server listens.
+func TestServeWarnsWhenJWTScopesAreOff(t *testing.T) {
+	t.Parallel()
+	const warning = "JWT scopes are not enforced"
+	for _, authorization := range []bool{false, true} {
+		b := setupRun(t, assistantAgent)
+		f, err := os.OpenFile(b.config, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(f, "auth:\n  jwt: {verification_keys: [0123456789abcdef0123456789abcdef], algorithm: HS256, authorization: %t}\n", authorization)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		s := startServe(t, "--config", b.config)
+		log := s.log.String()
+		require.Contains(t, log, "auth=jwt")
+		if authorization {
+			require.NotContains(t, log, warning)
+		} else {
+			require.Regexp(t, `level=WARN msg="`+warning+`: any valid token may call every route but the admin-only ones; set auth.jwt.authorization: true[^\n]*\n[^\n]*msg="`+listeningMessage+`"`, log)
+		}
+		require.Equal(t, exitOK, s.shutdown(t))
+	}
+}
+
+// TestServeOptionsFromConfig: the config's server key with nothing set
+// gives agentos's defaults — `agnogo serve` and a Go program that calls
+// agentos.ListenAndServe bound clients alike — and a zero turns a bound
+// off.
+func TestServeOptionsFromConfig(t *testing.T) {
+	t.Parallel()
+	file, err := config.Default(func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, agentos.ServeOptions{
+		BodyTimeout:             agentos.DefaultBodyTimeout,
+		UploadMinBytesPerSecond: agentos.DefaultUploadMinBytesPerSecond,
+		MaxConnections:          agentos.DefaultMaxConnections,
+		IdleTimeout:             agentos.DefaultIdleTimeout,
+	}, serveOptions(file.Server))
+	require.Equal(t, agentos.ServeOptions{BodyTimeout: -time.Second, UploadMinBytesPerSecond: -1, MaxConnections: -1, IdleTimeout: 5 * time.Second},
+		serveOptions(config.Server{IdleTimeoutSeconds: 5}))
 }

@@ -98,7 +98,7 @@ func (h *bodyBounder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Logger.InfoContext(r.Context(), "request body cut off: not received in time",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("remote_addr", r.RemoteAddr),
 			slog.Int64("received", b.received.Load()), slog.Int64("content_length", r.ContentLength),
-			slog.Duration("body_timeout", h.cfg.BodyTimeout))
+			slog.Float64("body_timeout_s", h.cfg.BodyTimeout.Seconds()))
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package httpbound bounds what an HTTP/1 server gives each client: the time
 // a request body may take to arrive, and the connections open at once.
-// `agnogo serve` puts [Handler] around the AgentOS handler and serves on a
-// [LimitListener].
+// agentos.OS.Serve (which `agnogo serve` calls) puts [Handler] around the
+// AgentOS handler and serves on a [LimitListener].
 //
 // # Request bodies
 //
