@@ -3,7 +3,6 @@ package agentos
 import (
 	"net/http"
 
-	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 )
 
@@ -35,8 +34,7 @@ func (o *OS) agentSummary(r run.Runner) map[string]any {
 	if o.cfg.Store != nil {
 		summary["db_id"] = o.cfg.DBID
 	}
-	if m, ok := r.(interface{ ModelInfo() model.Info }); ok {
-		info := m.ModelInfo()
+	if info, ok := runnerModel(r); ok {
 		summary["model"] = map[string]any{"name": info.ID, "model": info.ID, "provider": info.Provider}
 	}
 	if i, ok := r.(interface{ Instructions() string }); ok && i.Instructions() != "" {

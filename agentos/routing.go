@@ -30,18 +30,18 @@ func withoutTrailingSlash(next http.Handler) http.Handler {
 // serves with a JSON body.
 func withJSONUnrouted(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern == "" {
-			unrouted(mux, w, r)
+		if h, pattern := mux.Handler(r); pattern == "" {
+			unrouted(h, w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
 }
 
-// unrouted answers a request no route serves: 405 with the methods the
-// path allows, else 404, each with a JSON detail.
-func unrouted(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
-	h, _ := mux.Handler(r)
+// unrouted answers a request no route serves — h is the mux's own answer
+// to it — with 405 and the methods the path allows, else 404, each with a
+// JSON detail.
+func unrouted(h http.Handler, w http.ResponseWriter, r *http.Request) {
 	probe := &statusProbe{header: http.Header{}}
 	h.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -60,13 +59,9 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 	if err != nil {
 		return nil, nil, err
 	}
-	dbosURL := target.URL
-	if target.Kind == dburl.SQLite {
-		path, err := filepath.Abs(target.Path)
-		if err != nil {
-			return nil, nil, fmt.Errorf("queue database: %w", err)
-		}
-		dbosURL = "sqlite:file:" + path
+	dbosURL, err := target.QueueURL()
+	if err != nil {
+		return nil, nil, fmt.Errorf("queue database: %w", err)
 	}
 	var runners []run.Runner
 	for _, id := range o.AgentIDs {

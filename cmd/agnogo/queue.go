@@ -6,17 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agnogo/agnogo/config"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/storage"
@@ -202,26 +198,17 @@ func (c *cli) withQueue(cmd *cobra.Command, flags queueFlags, use func(*durable.
 	if !file.Queue.Durable {
 		return fmt.Errorf("%s sets queue.durable: false: background runs do not go through the durable queue, so it has no jobs", file.Source)
 	}
-	dbURL := cmp.Or(flags.db, file.DB, config.DefaultDB)
+	dbURL, err := existingDatabase(flags.db, file)
+	if err != nil {
+		return err
+	}
 	target, err := dburl.Parse(dbURL)
 	if err != nil {
-		return &usageError{err: fmt.Errorf("%s: %w", file.Source, err)}
+		return err
 	}
-	queueURL := target.URL
-	if target.Kind == dburl.SQLite {
-		// Opening a missing file would create an empty database.
-		path, err := filepath.Abs(target.Path)
-		if err != nil {
-			return fmt.Errorf("database %s: %w", target, err)
-		}
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("no database at %s", path)
-			if flags.db != "" {
-				return &usageError{err: fmt.Errorf("--db: %w", err)}
-			}
-			return err
-		}
-		queueURL = "sqlite:file:" + path
+	queueURL, err := target.QueueURL()
+	if err != nil {
+		return err
 	}
 	store, err := dburl.Open(ctx, dbURL, dburl.Options{})
 	if err != nil {

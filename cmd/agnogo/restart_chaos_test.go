@@ -29,6 +29,7 @@ import (
 
 	"github.com/agnogo/agnogo/internal/fakeopenai"
 	"github.com/agnogo/agnogo/internal/testdb"
+	agnorun "github.com/agnogo/agnogo/run"
 )
 
 // The shape of TestRunsSurviveADatabaseRestart.
@@ -152,7 +153,9 @@ agents:
 		cluster.Stop(t)
 		// Submitted at once, not paced: the runs make no progress now.
 		late = c.submitAll(duringOutage, restartRuns+outageRuns, restartRuns+outageRuns)
-		time.Sleep(databaseOutage) // the outage itself, not a wait for work
+		// The outage lasts databaseOutage: a fault held for a set time,
+		// not a wait for work.
+		require.NoError(t, agnorun.Sleep(t.Context(), databaseOutage))
 		cluster.Start(t)
 		c.awaitHeartbeats()
 	})
@@ -268,30 +271,34 @@ func (c *restartChaos) requireSubmitted(errs <-chan error) {
 	}
 }
 
-// submit submits one job until a replica accepts it.
+// submit submits one job until a replica accepts it, polling while the
+// database or the replica is away (a 5xx or no answer).
 func (c *restartChaos) submit(job int) error {
 	c.mu.Lock()
 	c.begun[job] = true
 	c.mu.Unlock()
-	deadline := time.Now().Add(submitWithin)
-	for try := 0; ; try++ {
-		id, status, detail := c.post(c.replica(job+try), job)
-		switch {
-		case status == http.StatusAccepted && id != "":
-			c.mu.Lock()
-			c.accepted[job] = id
-			if try > 0 {
-				c.retried = append(c.retried, job)
-			}
-			c.mu.Unlock()
-			return nil
-		case status != 0 && status < http.StatusInternalServerError:
-			return fmt.Errorf("job %d refused: HTTP %d: %s", job, status, detail)
-		case time.Now().After(deadline):
-			return fmt.Errorf("job %d not accepted within %s: HTTP %d: %s", job, submitWithin, status, detail)
-		}
-		time.Sleep(100 * time.Millisecond) // the database or the replica is away: try again
+	var (
+		id, detail  string
+		status, try int
+	)
+	decided := poll(submitWithin, 100*time.Millisecond, func() bool {
+		id, status, detail = c.post(c.replica(job+try), job)
+		try++
+		return (status == http.StatusAccepted && id != "") || (status != 0 && status < http.StatusInternalServerError)
+	})
+	switch {
+	case !decided:
+		return fmt.Errorf("job %d not accepted within %s: HTTP %d: %s", job, submitWithin, status, detail)
+	case status != http.StatusAccepted || id == "":
+		return fmt.Errorf("job %d refused: HTTP %d: %s", job, status, detail)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.accepted[job] = id
+	if try > 1 {
+		c.retried = append(c.retried, job)
+	}
+	return nil
 }
 
 // post submits a job once; status 0 when no replica answered.

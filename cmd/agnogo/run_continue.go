@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -164,13 +163,9 @@ func (c *cli) parkedOnQueue(ctx context.Context, file *config.File, dbURL string
 	if err != nil {
 		return false, err
 	}
-	queueURL := target.URL
-	if target.Kind == dburl.SQLite {
-		path, err := filepath.Abs(target.Path)
-		if err != nil {
-			return false, fmt.Errorf("database %s: %w", target, err)
-		}
-		queueURL = "sqlite:file:" + path
+	queueURL, err := target.QueueURL()
+	if err != nil {
+		return false, err
 	}
 	q, err := durable.New(ctx, durable.Config{
 		DatabaseURL: queueURL,

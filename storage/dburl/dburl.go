@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/agnogo/agnogo/storage"
@@ -43,6 +44,21 @@ type Target struct {
 	Path string
 	// URL is the Postgres connection URL exactly as given ("" for SQLite).
 	URL string
+}
+
+// QueueURL is the URL the durable queue (package durable) opens for this
+// database: the Postgres URL as given, or the SQLite file's absolute path
+// as sqlite:file:PATH, so the queue and the store share one file whatever
+// the working directory.
+func (t Target) QueueURL() (string, error) {
+	if t.Kind != SQLite {
+		return t.URL, nil
+	}
+	path, err := filepath.Abs(t.Path)
+	if err != nil {
+		return "", fmt.Errorf("database %s: %w", t, err)
+	}
+	return "sqlite:file:" + path, nil
 }
 
 // Parse reads a database URL without opening it. An unknown scheme or an

@@ -1,6 +1,7 @@
 package dburl_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -108,4 +109,22 @@ func TestOpenRejectsUnknownScheme(t *testing.T) {
 	t.Parallel()
 	_, err := dburl.Open(t.Context(), "redis://localhost:6379/0", dburl.Options{})
 	require.ErrorIs(t, err, storage.ErrInvalid)
+}
+
+// The queue opens the store's own SQLite file by its absolute path, and a
+// Postgres URL as given.
+func TestQueueURL(t *testing.T) {
+	lite, err := dburl.Parse("sqlite://./agnogo.db")
+	require.NoError(t, err)
+	got, err := lite.QueueURL()
+	require.NoError(t, err)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.Equal(t, "sqlite:file:"+filepath.Join(wd, "agnogo.db"), got)
+
+	pg, err := dburl.Parse("postgres://u@h:5432/db?sslmode=disable")
+	require.NoError(t, err)
+	got, err = pg.QueueURL()
+	require.NoError(t, err)
+	require.Equal(t, "postgres://u@h:5432/db?sslmode=disable", got)
 }
