@@ -65,6 +65,13 @@ func (a *Agent) prepare() (*prepared, error) {
 		}
 		tools = append(append([]tool.Tool(nil), tools...), extra...)
 	}
+	if a.cfg.EnableAgenticMemory {
+		memoryTool, err := a.agenticMemoryTool()
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", a.cfg.ID, err)
+		}
+		tools = append(append([]tool.Tool(nil), tools...), memoryTool)
+	}
 	set, err := tool.NewSet(tools...)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.cfg.ID, err)
@@ -153,9 +160,9 @@ func (a *Agent) spec(st *runState, persist bool, first run.Event) *runhost.Spec 
 	}
 }
 
-// withUser carries the run's user to the offload tools.
+// withUser carries the run's user to the offload and memory tools.
 func (a *Agent) withUser(ctx context.Context, userID string) context.Context {
-	if !a.cfg.OffloadToolResults {
+	if !a.cfg.OffloadToolResults && !a.cfg.EnableAgenticMemory {
 		return ctx
 	}
 	return context.WithValue(ctx, userKey{}, userID)

@@ -110,8 +110,18 @@ type Config struct {
 	AddMemoriesToContext bool
 	// MemoryModel extracts memories. Defaults to Model.
 	MemoryModel model.Model
+	// EnableAgenticMemory gives the model the update_user_memory tool, with
+	// which it adds, updates, deletes, lists or clears the memories of the
+	// run's user itself, in the Store (agno_memories), as Agno's agentic
+	// memory does; see [AgenticMemoryToolName]. Needs a Store; a run
+	// without a user id gets an error from the tool. Defaults to false.
+	EnableAgenticMemory bool
 
-	// Prices, when set, give a cost to each model call from its tokens.
+	// Prices give a cost to each model call from its tokens (metrics.cost),
+	// looked up by the model's id (a dated snapshot such as
+	// gpt-4o-2024-08-06 falls back to gpt-4o). Defaults to nil: the
+	// built-in table, [DefaultPrices]. A non-nil table replaces it; an
+	// empty one turns costs off.
 	Prices PriceTable
 
 	// Now is the clock. Defaults to time.Now.
@@ -178,6 +188,9 @@ func (c *Config) validate() error {
 	}
 	if c.OffloadToolResults && c.Store == nil {
 		errs = append(errs, errors.New("OffloadToolResults needs a Store to keep the results in"))
+	}
+	if c.EnableAgenticMemory && c.Store == nil {
+		errs = append(errs, errors.New("EnableAgenticMemory needs a Store to keep the memories in"))
 	}
 	if c.ToolCallLimit < 0 {
 		errs = append(errs, fmt.Errorf("ToolCallLimit %d must not be negative", c.ToolCallLimit))

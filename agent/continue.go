@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,6 +159,10 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 
 	messages := src.Messages
 	cut := len(messages)
+	if from.set && from.index > len(messages) {
+		return nil, fmt.Errorf("continue run %s: continue_from %d is past the run's %d messages: want a message index from 0 to %d, end or last_user: %w: %w",
+			src.RunID, from.index, len(messages), len(messages), ErrInvalidRequest, run.ErrContinueOutOfRange)
+	}
 	if from != ContinueFromEnd {
 		cut = from.cutIndex(messages)
 	}
@@ -189,6 +195,9 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 func (a *Agent) forkOf(src *run.Output, cut int) *run.Output {
 	fork := *src
 	fork.RunID = a.cfg.NewID()
+	// A fork of a run a session fork copied is a run of its own, whose
+	// usage counts: it is no copy.
+	fork.ForkedFromSessionID = ""
 	fork.ForkedFromRunID = src.RunID
 	fork.ForkedFromMessageIndex = &cut
 	fork.CreatedAt = a.cfg.Now().Unix()
@@ -206,7 +215,7 @@ func (a *Agent) withHistory(ctx context.Context, out *run.Output) ([]*run.Messag
 	if !a.cfg.AddHistoryToContext || a.cfg.Store == nil {
 		return messages, nil
 	}
-	history, err := a.history(ctx, out.SessionID, out.UserID, out.RunID)
+	history, err := a.history(ctx, out)
 	if err != nil {
 		return nil, err
 	}
@@ -231,34 +240,138 @@ func (c ContinueFrom) cutIndex(messages []*run.Message) int {
 			}
 		}
 	case c.set:
-		k = min(c.index, len(messages))
+		k = c.index
 	}
 	return run.SafeCut(messages, k)
 }
 
-// applyResolutions copies the caller's answers onto the run's paused tools.
+// applyResolutions copies the caller's answers onto the run's waiting tool
+// calls, and onto their requirements so the run shows what was answered.
+// Only answers a call asks for are taken: a confirmation, user-input values
+// of the fields asked (merged by name, each of the field's type), the
+// result of an external execution. What is missing or does not fit stays
+// unanswered, for [unresolved] to report; [run.CheckResolutions] names
+// every problem of the request itself.
 func applyResolutions(out *run.Output, updates []*run.ToolExecution) {
 	byID := map[string]*run.ToolExecution{}
 	for _, u := range updates {
-		if u != nil {
-			byID[u.ToolCallID] = u
+		if u != nil && u.ToolCallID != "" {
+			if _, seen := byID[u.ToolCallID]; !seen {
+				byID[u.ToolCallID] = u
+			}
 		}
 	}
-	for _, t := range out.Tools {
+	requirements := map[string]*run.Requirement{}
+	for _, r := range out.Requirements {
+		if r != nil && r.ToolExecution != nil {
+			requirements[r.ToolExecution.ToolCallID] = r
+		}
+	}
+	for _, t := range run.PendingTools(out) {
 		u, ok := byID[t.ToolCallID]
-		if !ok || !t.Paused() || t.Result != nil {
+		if !ok {
 			continue
 		}
+		req := requirements[t.ToolCallID]
 		if t.RequiresConfirmation && u.Confirmed != nil {
-			t.Confirmed, t.ConfirmationNote = u.Confirmed, u.ConfirmationNote
+			t.Confirmed, t.ConfirmationNote = new(*u.Confirmed), u.ConfirmationNote
+			if req != nil {
+				req.Confirmation, req.ConfirmationNote = new(*u.Confirmed), u.ConfirmationNote
+			}
 		}
-		if t.RequiresUserInput && len(u.UserInputSchema) > 0 {
-			t.UserInputSchema = u.UserInputSchema
-			answered := true
-			t.Answered = &answered
+		if t.RequiresUserInput {
+			provideUserInput(t, req, u.UserInputSchema)
 		}
 		if t.ExternalExecutionRequired && u.Result != nil {
-			t.Result = u.Result
+			t.Result = new(*u.Result)
+			if req != nil {
+				req.ExternalExecutionResult = new(*u.Result)
+			}
 		}
 	}
+}
+
+// provideUserInput fills the fields a call asks for with the values given
+// for them, on the call and on its requirement; the call is answered once
+// every field has a value. A value of another type than its field's is
+// not taken.
+func provideUserInput(t *run.ToolExecution, req *run.Requirement, given []run.UserInputField) {
+	values := map[string]any{}
+	for _, field := range given {
+		values[field.Name] = field.Value
+	}
+	fill := func(fields []run.UserInputField) {
+		for i := range fields {
+			if value, ok := values[fields[i].Name]; ok && fields[i].Check(value) == nil {
+				fields[i].Value = value
+			}
+		}
+	}
+	t.UserInputSchema = slices.Clone(t.UserInputSchema)
+	fill(t.UserInputSchema)
+	if req != nil {
+		req.UserInputSchema = slices.Clone(req.UserInputSchema)
+		fill(req.UserInputSchema)
+	}
+	if len(missingInput(t)) == 0 {
+		t.Answered = new(true)
+	}
+}
+
+// CheckContinue reports why req would be refused, without running or
+// writing anything: a run that is not found or cannot be continued, a
+// malformed request, resolutions that do not fit the run's waiting tool
+// calls ([run.CheckResolutions]), or calls left unresolved. A server calls
+// it before it answers a continuation it hands to a queue, so the client
+// learns what to fix instead of the run failing later.
+func (a *Agent) CheckContinue(ctx context.Context, req *ContinueRequest) error {
+	p, err := a.prepare()
+	if err != nil {
+		return err
+	}
+	probe := *req
+	if req.Run != nil {
+		// Reopening changes the run it reads: work on a copy of the caller's.
+		if probe.Run, err = copyRun(req.Run); err != nil {
+			return fmt.Errorf("continue run %s: %w", req.Run.RunID, err)
+		}
+	} else if a.cfg.Store != nil {
+		rec, err := a.cfg.Store.GetRun(ctx, req.RunID, req.UserID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("continue run %s: %w", req.RunID, ErrRunNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("continue run %s: %w", req.RunID, err)
+		}
+		probe.Run = rec.Run
+	}
+	var resolutions error
+	if probe.Run != nil {
+		if err := run.CheckResolutions(probe.Run, req.Tools); err != nil {
+			resolutions = fmt.Errorf("continue run %s: %w", probe.Run.RunID, err)
+		}
+	}
+	// A run that is not there, not this caller's or not continuable is
+	// reported as such before what is wrong with the resolutions.
+	_, err = a.reopen(ctx, &probe, p)
+	switch {
+	case err != nil && !errors.Is(err, ErrUnresolved):
+		return err
+	case resolutions != nil:
+		return resolutions
+	}
+	return err
+}
+
+// copyRun returns a deep copy of a run, through its JSON form.
+func copyRun(src *run.Output) (*run.Output, error) {
+	data, err := json.Marshal(src)
+	if err != nil {
+		return nil, fmt.Errorf("copy run: %w", err)
+	}
+	var copied run.Output
+	if err := json.Unmarshal(data, &copied); err != nil {
+		return nil, fmt.Errorf("copy run: %w", err)
+	}
+	return &copied, nil
 }

@@ -95,7 +95,11 @@ func (a *Agent) extractMemories(ctx context.Context, st *runState, userID, input
 		return nil, fmt.Errorf("memory model: %w", err)
 	}
 	info := memoryModel.Info()
-	st.out.Metrics.AddModelUsage(run.ModelTypeMemoryModel, run.ModelMetrics{Metrics: resp.Usage, ID: info.ID, Provider: info.Provider})
+	usage := run.ModelMetrics{Metrics: resp.Usage, ID: info.ID, Provider: info.Provider}
+	if usage.Cost == nil {
+		usage.Cost = a.cfg.Prices.cost(info.ID, resp.Usage)
+	}
+	st.out.Metrics.AddModelUsage(run.ModelTypeMemoryModel, usage)
 	var extracted extractedMemories
 	if err := json.Unmarshal([]byte(extractJSON(resp.Content)), &extracted); err != nil {
 		return nil, fmt.Errorf("memory model answered something other than the memories object: %w", err)

@@ -61,3 +61,21 @@ func TestMemoryFailureDoesNotFailTheRun(t *testing.T) {
 	require.Len(t, warnings, 1)
 	require.Equal(t, "memory_update_failed", warnings[0].Type)
 }
+
+func TestMemoryModelUsageIsPriced(t *testing.T) {
+	usage := run.Metrics{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}
+	b := setup(t, []scripted.Reply{
+		{Content: "Hello.", Usage: &usage},
+		{Content: `{"memories":[{"memory":"The user is called Ada","topics":["name"]}]}`, Usage: &usage},
+	}, func(c *agent.Config) {
+		c.UpdateMemoryOnRun = true
+		c.Prices = agent.PriceTable{"scripted": {Input: 1, Output: 10}}
+	})
+	out, err := b.agent.Run(t.Context(), &run.Input{InputContent: "I'm Ada", SessionID: "s1", UserID: "ada"})
+	require.NoError(t, err)
+	memoryUsage := out.Metrics.Details[run.ModelTypeMemoryModel]
+	require.Len(t, memoryUsage, 1)
+	require.NotNil(t, memoryUsage[0].Cost)
+	require.InDelta(t, 0.002, *memoryUsage[0].Cost, 1e-12)
+	require.InDelta(t, 0.004, *out.Metrics.Cost, 1e-12, "the run's cost counts both calls")
+}

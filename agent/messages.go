@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
 )
 
 // buildMessages assembles what the model sees first: the instructions, the
@@ -28,7 +29,7 @@ func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) 
 	}
 	// A session not stored yet has no history to read.
 	if a.cfg.AddHistoryToContext && a.cfg.Store != nil && st.session.CreatedAt != 0 {
-		history, err := a.history(ctx, st.out.SessionID, st.out.UserID, st.out.RunID)
+		history, err := a.history(ctx, st.out)
 		if err != nil {
 			return err
 		}
@@ -51,20 +52,19 @@ func (a *Agent) systemMessage(schema *OutputSchema) string {
 	return system
 }
 
-// history returns copies of the messages of the session's last context runs
-// (completed or running top-level runs), flagged from_history. System
-// messages and the earlier runs' own history are left out, and so is the
-// run itself (runID), which a run executed again after a crash or a failed
-// attempt has stored already.
-func (a *Agent) history(ctx context.Context, sessionID, userID, runID string) ([]*run.Message, error) {
-	runs, err := a.cfg.Store.ContextRuns(ctx, sessionID, userID, a.cfg.NumHistoryRuns+1)
+// history returns copies of the messages of the runs that make out's
+// history (storage.HistoryQuery: the last finished runs before it on its
+// branch of the session), flagged from_history. System messages and the
+// earlier runs' own history are left out, and so is the run itself, which a
+// run executed again after a crash or a failed attempt has stored already.
+func (a *Agent) history(ctx context.Context, out *run.Output) ([]*run.Message, error) {
+	runs, err := a.cfg.Store.HistoryRuns(ctx, storage.HistoryQuery{
+		SessionID: out.SessionID, UserID: out.UserID, RunID: out.RunID, ForkedFromRunID: out.ForkedFromRunID, N: a.cfg.NumHistoryRuns,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("load history of session %s: %w", sessionID, err)
+		return nil, fmt.Errorf("load history of session %s: %w", out.SessionID, err)
 	}
-	runs = slices.DeleteFunc(runs, func(past *run.Output) bool { return past.RunID == runID })
-	if len(runs) > a.cfg.NumHistoryRuns {
-		runs = runs[len(runs)-a.cfg.NumHistoryRuns:]
-	}
+	runs = slices.DeleteFunc(runs, func(past *run.Output) bool { return past.RunID == out.RunID })
 	var history []*run.Message
 	for _, past := range runs {
 		for _, msg := range past.Messages {

@@ -32,6 +32,7 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 		exec := outcome.Execution
 		st.out.Tools = append(st.out.Tools, exec)
 		if outcome.Paused() {
+			prefillUserInput(exec)
 			st.out.Requirements = append(st.out.Requirements, run.NewRequirement(exec, a.cfg.Now()))
 			paused = true
 			continue
@@ -54,6 +55,20 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 		return false, errPaused
 	}
 	return stop, nil
+}
+
+// prefillUserInput gives the user-input fields of a paused call the values
+// the model already passed for them, as Agno does: the person sees them and
+// supplies only the others (or overrides them).
+func prefillUserInput(exec *run.ToolExecution) {
+	if !exec.RequiresUserInput {
+		return
+	}
+	for i := range exec.UserInputSchema {
+		if value, ok := exec.ToolArgs[exec.UserInputSchema[i].Name]; ok && value != nil {
+			exec.UserInputSchema[i].Value = value
+		}
+	}
 }
 
 // appendResult adds a tool's result message and reports the call. A result
@@ -88,42 +103,46 @@ func (a *Agent) markCheckpoint(st *runState) {
 	st.out.LastCheckpointAtMessageIndex = &index
 }
 
-// unresolved lists the paused tools of a run that still wait for an answer.
+// unresolved lists the waiting tool calls of a run that are not answered
+// yet, each with what the caller must send for it.
 func unresolved(out *run.Output) []string {
 	var waiting []string
-	for _, t := range pendingTools(out) {
+	for _, t := range run.PendingTools(out) {
+		call := fmt.Sprintf("%s (%s)", t.ToolName, t.ToolCallID)
 		switch {
-		case t.RequiresConfirmation && t.Confirmed == nil,
-			t.RequiresUserInput && (t.Answered == nil || !*t.Answered),
-			t.ExternalExecutionRequired && t.Result == nil:
-			waiting = append(waiting, fmt.Sprintf("%s (%s)", t.ToolName, t.ToolCallID))
+		case t.RequiresConfirmation && t.Confirmed == nil:
+			waiting = append(waiting, call+" waits for a confirmation: send it with confirmed true or false")
+		case t.RequiresUserInput && (t.Answered == nil || !*t.Answered):
+			missing := missingInput(t)
+			if len(missing) == 0 {
+				waiting = append(waiting, call+" waits for user input: send it back to answer it")
+				break
+			}
+			waiting = append(waiting, call+" waits for user input: send it with a value in user_input_schema for "+
+				strings.Join(missing, " and "))
+		case t.ExternalExecutionRequired && t.Result == nil:
+			waiting = append(waiting, call+" is executed by the caller: send it with its output as result")
 		}
 	}
 	return waiting
 }
 
-// pendingTools returns the paused tools whose results are not yet in the
-// run's messages.
-func pendingTools(out *run.Output) []*run.ToolExecution {
-	answered := map[string]bool{}
-	for _, msg := range out.Messages {
-		if msg.Role == run.RoleTool {
-			answered[msg.ToolCallID] = true
+// missingInput names the user-input fields of a call that have no value
+// yet, with their types.
+func missingInput(t *run.ToolExecution) []string {
+	var missing []string
+	for _, field := range t.UserInputSchema {
+		if field.Value == nil {
+			missing = append(missing, fmt.Sprintf("%s (%s)", field.Name, field.FieldType))
 		}
 	}
-	var pending []*run.ToolExecution
-	for _, t := range out.Tools {
-		if t.Paused() && !answered[t.ToolCallID] {
-			pending = append(pending, t)
-		}
-	}
-	return pending
+	return missing
 }
 
 // resolvePending runs (or reports the rejection of) each paused tool of a
 // continued run, in call order, so the model sees every result.
 func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
-	for _, t := range pendingTools(st.out) {
+	for _, t := range run.PendingTools(st.out) {
 		switch {
 		case t.RequiresConfirmation && !*t.Confirmed:
 			note := strings.TrimSpace(t.ConfirmationNote)

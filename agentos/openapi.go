@@ -235,7 +235,8 @@ var apiRoutes = []apiRoute{
 			"run with a new message (input), from its end or an earlier message (continue_from), optionally on a copy (fork).",
 		form: []apiParam{
 			{name: "session_id", typ: "string", required: true, description: "The session the run belongs to."},
-			{name: "tools", typ: "array", description: "JSON array of tool executions: the paused run's requirements, resolved (confirmed, rejected, given input or results)."},
+			{name: "tools", typ: "array", description: "JSON array of tool executions: the paused run's calls, answered — confirmed true or false, " +
+				"the values of user_input_schema filled in (each of its field_type), or the result of an external execution."},
 			{name: "input", typ: "string", description: "A new user message."},
 			{name: "continue_from", typ: "string", def: "end", description: `"end", "last_user", or a message index.`},
 			{name: "fork", typ: "boolean", def: false, description: "Continue on a copy of the run, with a new run id."},
@@ -244,7 +245,8 @@ var apiRoutes = []apiRoute{
 		},
 		ok: apiResponse{status: 200, description: "The continued run (stream=false) or its event stream (stream=true).", schema: "RunOutput", sse: true},
 		errors: []apiError{
-			{http.StatusBadRequest, "the form does not parse, continue_from is invalid, a requirement is unresolved, or the agent's runs cannot be continued"},
+			{http.StatusBadRequest, "the form does not parse, continue_from is invalid, a paused call is left unanswered, tools names a call the run " +
+				"does not have or a value of the wrong type, or the agent's runs cannot be continued; the detail says what to send"},
 			{http.StatusNotFound, "no such agent, or no such run of it"},
 			{http.StatusConflict, "the run cannot be continued (for example it was cancelled)"},
 			eValidation,

@@ -210,7 +210,7 @@ func (o *OS) writeRunError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, run.ErrNotContinuable):
 		writeError(w, http.StatusConflict, err.Error())
-	case errors.Is(err, storage.ErrInvalidText):
+	case errors.Is(err, storage.ErrInvalidText), errors.Is(err, run.ErrContinueOutOfRange):
 		writeError(w, http.StatusUnprocessableEntity, err.Error())
 	case errors.Is(err, run.ErrInvalidContinue), errors.Is(err, run.ErrUnresolved), errors.Is(err, run.ErrInvalidInput),
 		errors.Is(err, storage.ErrInvalid):
@@ -388,6 +388,12 @@ func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "Run not found")
 }
 
+// continueChecker is a runner that can tell, without running anything,
+// why a continuation would be refused (the native agent can).
+type continueChecker interface {
+	CheckContinue(ctx context.Context, req *run.ContinueRequest) error
+}
+
 func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
 	runner, ok := o.pathAgent(w, r)
 	if !ok {
@@ -417,6 +423,14 @@ func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
 	if len(f.issues) > 0 {
 		writeValidation(w, f.issues...)
 		return
+	}
+	if checker, ok := runner.(continueChecker); ok {
+		// Refused now, with what to fix, rather than failing the run once
+		// it goes on (on the queue, after its 202).
+		if err := checker.CheckContinue(r.Context(), req); err != nil {
+			o.writeRunError(w, r, err)
+			return
+		}
 	}
 	if o.cfg.Queue != nil {
 		parked, err := o.cfg.Queue.Parked(r.Context(), req.RunID, req.UserID)

@@ -395,10 +395,12 @@ func (o *OS) handleForkSession(w http.ResponseWriter, r *http.Request) {
 // left out. It runs to completion even when the client leaves.
 func (o *OS) forkSession(ctx context.Context, source *storage.Session, userID string) (string, error) {
 	fork, err := o.cfg.Store.ForkSession(ctx, storage.SessionFork{
-		SessionID:       source.SessionID,
-		UserID:          userID,
-		ForkID:          newID(),
-		DropSessionData: o.boundSessionKeys(),
+		SessionID: source.SessionID,
+		UserID:    userID,
+		ForkID:    newID(),
+		// The copies' usage was counted in the source session: the fork's
+		// session metrics count only its own runs.
+		DropSessionData: append(o.boundSessionKeys(), storage.SessionMetricsKey),
 	})
 	if err != nil {
 		return "", fmt.Errorf("fork session %s: %w", source.SessionID, err)

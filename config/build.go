@@ -26,9 +26,12 @@ import (
 // Match it with errors.Is.
 var ErrUnknownAgent = errors.New("unknown agent")
 
-// toolsError marks a toolkit that could not be built, so that the error
-// points at the toolkit's settings.
-type toolsError struct{ err error }
+// toolsError marks a toolkit or tool entry that could not be built, so
+// that the error points at its settings.
+type toolsError struct {
+	err  error
+	line int // the settings' line; 0 for the agent's
+}
 
 // Error implements error.
 func (e *toolsError) Error() string { return e.err.Error() }
@@ -182,6 +185,31 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 	}
 	models := map[*Model]model.Model{}
 	missing := map[*Model]int{} // index in built.MissingCredentials
+	// modelFor builds a configured model once, however many agents use it,
+	// and notes the agents of a model without credentials.
+	modelFor := func(configured *Model, agentID string) (model.Model, error) {
+		m, ok := models[configured]
+		if !ok {
+			var warning string
+			var err error
+			m, warning, err = buildModel(configured, opts)
+			if err != nil {
+				return nil, err
+			}
+			if warning != "" {
+				built.Warnings = append(built.Warnings, warning)
+			}
+			if keyless, ok := m.(*keylessModel); ok {
+				missing[configured] = len(built.MissingCredentials)
+				built.MissingCredentials = append(built.MissingCredentials, MissingCredential{Model: keyless.name, Variable: keyless.variable})
+			}
+			models[configured] = m
+		}
+		if i, ok := missing[configured]; ok && !slices.Contains(built.MissingCredentials[i].Agents, agentID) {
+			built.MissingCredentials[i].Agents = append(built.MissingCredentials[i].Agents, agentID)
+		}
+		return m, nil
+	}
 	for _, a := range f.Agents {
 		built.AgentIDs = append(built.AgentIDs, a.ID)
 		if a.External() {
@@ -197,33 +225,25 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 			_ = built.Close()
 			return nil, f.errorAt(a.Line, a, errors.New("no model: read the file with config.Load or config.Parse"))
 		}
-		m, ok := models[a.ResolvedModel]
-		if !ok {
-			var warning string
-			m, warning, err = buildModel(a.ResolvedModel, opts)
-			if err != nil {
+		m, err := modelFor(a.ResolvedModel, a.ID)
+		if err != nil {
+			_ = built.Close()
+			return nil, f.errorAt(a.ResolvedModel.Line, a, err)
+		}
+		var memoryModel model.Model
+		if a.ResolvedMemoryModel != nil {
+			if memoryModel, err = modelFor(a.ResolvedMemoryModel, a.ID); err != nil {
 				_ = built.Close()
-				return nil, f.errorAt(a.ResolvedModel.Line, a, err)
+				return nil, f.errorAt(cmp.Or(a.ResolvedMemoryModel.Line, a.memoryModelLine), a, err)
 			}
-			if warning != "" {
-				built.Warnings = append(built.Warnings, warning)
-			}
-			if keyless, ok := m.(*keylessModel); ok {
-				missing[a.ResolvedModel] = len(built.MissingCredentials)
-				built.MissingCredentials = append(built.MissingCredentials, MissingCredential{Model: keyless.name, Variable: keyless.variable})
-			}
-			models[a.ResolvedModel] = m
 		}
-		if i, ok := missing[a.ResolvedModel]; ok {
-			built.MissingCredentials[i].Agents = append(built.MissingCredentials[i].Agents, a.ID)
-		}
-		native, err := f.buildAgent(a, m, store, mediaStore, opts)
+		native, err := f.buildAgent(a, m, memoryModel, store, mediaStore, opts)
 		if err != nil {
 			_ = built.Close()
 			line := a.Line
 			var toolsErr *toolsError
-			if errors.As(err, &toolsErr) && a.Workspace != nil && a.Workspace.Line != 0 {
-				line = a.Workspace.Line
+			if errors.As(err, &toolsErr) && toolsErr.line != 0 {
+				line = toolsErr.line
 			}
 			return nil, f.errorAt(line, a, err)
 		}
@@ -241,32 +261,65 @@ func (f *File) errorAt(line int, a *Agent, err error) error {
 }
 
 // buildAgent builds one native agent.
-func (f *File) buildAgent(a *Agent, m model.Model, store dburl.Store, mediaStore media.Store, opts BuildOptions) (*agent.Agent, error) {
+func (f *File) buildAgent(a *Agent, m, memoryModel model.Model, store dburl.Store, mediaStore media.Store, opts BuildOptions) (*agent.Agent, error) {
+	cfg, err := f.agentConfig(a, m, memoryModel, store, mediaStore, opts)
+	if err != nil {
+		return nil, err
+	}
+	return agent.New(cfg)
+}
+
+// agentConfig is the agent.Config a native agent's keys describe.
+func (f *File) agentConfig(a *Agent, m, memoryModel model.Model, store dburl.Store, mediaStore media.Store, opts BuildOptions) (agent.Config, error) {
 	tools, toolInstructions, err := buildTools(a)
 	if err != nil {
-		return nil, &toolsError{err}
+		return agent.Config{}, err
 	}
 	instructions := a.Instructions
 	for _, extra := range toolInstructions {
 		instructions = strings.TrimSpace(instructions + "\n\n" + extra)
 	}
-	return agent.New(agent.Config{
-		ID:                  a.ID,
-		Name:                a.Name,
-		Model:               m,
-		Instructions:        instructions,
-		Tools:               tools,
-		Store:               store,
-		AddHistoryToContext: a.AddHistoryToContext,
-		NumHistoryRuns:      a.NumHistoryRuns,
-		OutputSchema:        a.OutputSchema,
-		Retries:             a.Retries,
-		DelayBetweenRetries: a.DelayBetweenRetries,
-		ExponentialBackoff:  a.ExponentialBackoff,
-		ToolCallLimit:       a.ToolCallLimit,
-		StoreEvents:         a.StoreEvents,
-		MediaURLPolicy:      f.MediaURLPolicy(),
-		Media:               mediaStore,
-		Logger:              opts.Logger,
-	})
+	return agent.Config{
+		ID:                   a.ID,
+		Name:                 a.Name,
+		Model:                m,
+		Instructions:         instructions,
+		Tools:                tools,
+		Store:                store,
+		SessionState:         a.SessionState,
+		AddHistoryToContext:  a.AddHistoryToContext,
+		NumHistoryRuns:       a.NumHistoryRuns,
+		OutputSchema:         a.OutputSchema,
+		Retries:              a.Retries,
+		DelayBetweenRetries:  a.DelayBetweenRetries,
+		ExponentialBackoff:   a.ExponentialBackoff,
+		ToolCallLimit:        a.ToolCallLimit,
+		StoreEvents:          a.StoreEvents,
+		OffloadToolResults:   a.OffloadToolResults,
+		OffloadThreshold:     a.OffloadThreshold,
+		MediaURLPolicy:       f.MediaURLPolicy(),
+		Media:                mediaStore,
+		MaxModelMediaBytes:   a.MaxModelMediaBytes,
+		UpdateMemoryOnRun:    a.UpdateMemoryOnRun,
+		AddMemoriesToContext: a.AddMemoriesToContext,
+		MemoryModel:          memoryModel,
+		EnableAgenticMemory:  a.EnableAgenticMemory,
+		Prices:               agentPrices(a),
+		Logger:               opts.Logger,
+	}, nil
+}
+
+// agentPrices is the built-in price table with the prices the file gives
+// the agent's models, which win.
+func agentPrices(a *Agent) agent.PriceTable {
+	if (a.ResolvedModel == nil || a.ResolvedModel.Prices == nil) && (a.ResolvedMemoryModel == nil || a.ResolvedMemoryModel.Prices == nil) {
+		return nil // the built-in table, shared
+	}
+	prices := agent.DefaultPrices()
+	for _, m := range []*Model{a.ResolvedMemoryModel, a.ResolvedModel} {
+		if m != nil && m.Prices != nil {
+			prices[m.ID] = *m.Prices
+		}
+	}
+	return prices
 }

@@ -18,8 +18,10 @@ var (
 	// agentKeys are the keys of every agent type; agentTypeKeys those of one.
 	agentKeys     = []string{"id", "name", "type", "model", "instructions"}
 	agentTypeKeys = map[string][]string{
-		TypeNative: {"tools", "workspace", "add_history_to_context", "num_history_runs", "retries", "delay_between_retries",
-			"exponential_backoff", "tool_call_limit", "store_events", "output_schema"},
+		TypeNative: {"tools", "workspace", "session_state", "add_history_to_context", "num_history_runs", "retries", "delay_between_retries",
+			"exponential_backoff", "tool_call_limit", "store_events", "output_schema", "offload_tool_results", "offload_threshold",
+			"max_model_media_bytes", "update_memory_on_run", "enable_user_memories", "add_memories_to_context", "enable_agentic_memory",
+			"memory_model"},
 		TypeClaude: {"description", "cwd", "claude_bin", "permission_mode", "tools", "allowed_tools", "disallowed_tools",
 			"mcp_servers", "strict_mcp_config", "confirm_tools", "setting_sources", "max_turns", "max_budget_usd", "env", "config_dir",
 			"project_key", "keep_uploads", "retries", "delay_between_retries", "exponential_backoff", "store_events",
@@ -28,7 +30,18 @@ var (
 			"ephemeral", "config", "env", "codex_home", "keep_uploads", "retries", "delay_between_retries",
 			"exponential_backoff", "store_events", "output_schema"},
 	}
-	workspaceKeys = []string{"root", "confirm_writes"}
+	workspaceKeys = []string{"root", "confirm_writes", "max_read_bytes", "max_shell_output_bytes", "shell_timeout_seconds"}
+	// nativeUnsupportedKeys are options of Agno's Agent that agnogo agents
+	// do not have, with why.
+	nativeUnsupportedKeys = map[string]string{
+		"reasoning":           reasoningUnsupported,
+		"reasoning_model":     reasoningUnsupported,
+		"reasoning_agent":     reasoningUnsupported,
+		"reasoning_min_steps": reasoningUnsupported,
+		"reasoning_max_steps": reasoningUnsupported,
+		"reasoning_effort": "agnogo's openai and anthropic models send no reasoning effort or thinking budget yet, so the " +
+			"model's default applies (the reasoning a model does shows in reasoning_content)",
+	}
 	// managedKeys are options of the Claude and Codex SDKs that agnogo
 	// sets itself on external agents, with what it does instead.
 	managedKeys = map[string]string{
@@ -67,6 +80,10 @@ var (
 	// envNamePattern is what an environment variable's name may be.
 	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
+
+// reasoningUnsupported says why Agno's reasoning options are refused.
+const reasoningUnsupported = "agnogo agents have no separate reasoning step (Agno's chain-of-thought agent); a reasoning " +
+	"model (gpt-5, o-series, Claude) reasons on its own, and what it shows is on the run as reasoning_content"
 
 // maxBudgetUSD bounds max_budget_usd, to catch a misplaced digit.
 const maxBudgetUSD = 1_000_000
@@ -128,7 +145,8 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			d.errorf(node, "%s has no id; add id: followed by a unique name", what)
 		}
 	}
-	var outputSchema, workspaceNode *yaml.Node
+	var outputSchema, workspaceNode, thresholdNode, memoryModelNode, updateMemoryNode *yaml.Node
+	addMemoriesSet := false
 	for _, f := range fields {
 		keyWhat := label(f.name(), what)
 		switch f.name() {
@@ -149,6 +167,10 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			d.errorf(f.key, "key %q %s is managed by agnogo and cannot be set: %s", f.name(), where(what), why)
 			continue
 		}
+		if why, unsupported := nativeUnsupportedKeys[f.name()]; unsupported && a.Type == TypeNative {
+			d.errorf(f.key, "key %q %s is not supported for agnogo agents: %s", f.name(), where(what), why)
+			continue
+		}
 		if slices.Contains(unsupportedKeys, f.name()) && a.Type == TypeClaude {
 			d.errorf(f.key, "key %q %s is not supported yet for claude agents; remove it", f.name(), where(what))
 			continue
@@ -167,8 +189,7 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 				a.ClaudeTools = d.claudeTools(f.value, keyWhat)
 				continue
 			}
-			a.Tools = d.strings(f.value, keyWhat)
-			d.checkTools(f.value, a, what)
+			a.Tools, a.ToolOptions = d.nativeTools(f.value, keyWhat, what)
 		case "workspace":
 			workspaceNode = f.value
 			a.Workspace = d.decodeWorkspace(f.value, what)
@@ -190,6 +211,33 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			a.StoreEvents = d.boolean(f.value, keyWhat)
 		case "output_schema":
 			outputSchema = f.value
+		case "session_state":
+			a.SessionState = d.jsonObject(f.value, keyWhat, "a mapping, such as {cart: [], currency: EUR}")
+		case "offload_tool_results":
+			a.OffloadToolResults = d.boolean(f.value, keyWhat)
+		case "offload_threshold":
+			thresholdNode = f.value
+			a.OffloadThreshold = d.integer(f.value, keyWhat, 1)
+		case "max_model_media_bytes":
+			a.MaxModelMediaBytes = d.byteSize(f.value, keyWhat)
+			if a.MaxModelMediaBytes == 0 {
+				a.MaxModelMediaBytes = -1 // 0 is no bound here, as for max_upload_bytes
+			}
+		case "update_memory_on_run", "enable_user_memories":
+			if updateMemoryNode != nil {
+				d.errorf(f.key, "update_memory_on_run and enable_user_memories (its alias) are both set %s; keep update_memory_on_run", where(what))
+			}
+			updateMemoryNode = f.key
+			a.UpdateMemoryOnRun = d.boolean(f.value, keyWhat)
+		case "add_memories_to_context":
+			addMemoriesSet = true
+			a.AddMemoriesToContext = d.boolean(f.value, keyWhat)
+		case "enable_agentic_memory":
+			a.EnableAgenticMemory = d.boolean(f.value, keyWhat)
+		case "memory_model":
+			memoryModelNode = f.value
+			a.MemoryModel = d.str(f.value, keyWhat)
+			a.memoryModelLine = f.value.Line
 		case "description":
 			a.Description = d.str(f.value, keyWhat)
 		case "claude_bin", "codex_bin":
@@ -255,6 +303,9 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 	if outputSchema != nil {
 		a.OutputSchema = d.decodeOutputSchema(outputSchema, label("output_schema", what))
 	}
+	if a.Type == TypeNative {
+		d.checkNative(a, what, thresholdNode, memoryModelNode, addMemoriesSet)
+	}
 	if slices.Contains(a.Tools, ToolWorkspace) && a.Workspace == nil {
 		a.Workspace = &Workspace{Root: ".", ConfirmWrites: true}
 	}
@@ -264,23 +315,27 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 	return a
 }
 
-// checkTools reports unknown and repeated toolkit names.
-func (d *decoder) checkTools(node *yaml.Node, a *Agent, what string) {
-	node = deref(node)
-	if node == nil || node.Kind != yaml.SequenceNode {
-		return
+// checkNative fills in the defaults of an agnogo agent's keys that depend
+// on others, and reports keys set to no effect.
+func (d *decoder) checkNative(a *Agent, what string, thresholdNode, memoryModelNode *yaml.Node, addMemoriesSet bool) {
+	if a.OffloadThreshold == 0 {
+		a.OffloadThreshold = agent.DefaultOffloadThreshold
 	}
-	seen := map[string]bool{}
-	for i, name := range a.Tools {
-		item := node.Content[i]
-		switch {
-		case name != ToolWorkspace:
-			d.errorf(item, "unknown tool %q %s; the built-in toolkits are: %s", name, where(what), ToolWorkspace)
-		case seen[name]:
-			d.errorf(item, "tool %q is listed twice %s", name, where(what))
-		}
-		seen[name] = true
+	if thresholdNode != nil && !a.OffloadToolResults {
+		d.errorf(thresholdNode, "offload_threshold %s has no effect without offload_tool_results: true", where(what))
 	}
+	if a.MaxModelMediaBytes == 0 {
+		a.MaxModelMediaBytes = agent.DefaultMaxModelMediaBytes
+	}
+	if !addMemoriesSet {
+		// Agno's default: the memories an agent keeps are the ones it reads.
+		a.AddMemoriesToContext = a.UpdateMemoryOnRun || a.EnableAgenticMemory
+	}
+	if memoryModelNode != nil && !a.UpdateMemoryOnRun {
+		d.errorf(memoryModelNode, "memory_model %s is the model update_memory_on_run asks for memories; set update_memory_on_run: true or remove it",
+			where(what))
+	}
+	d.checkToolOptions(a, what)
 }
 
 func (d *decoder) decodeWorkspace(node *yaml.Node, agentWhat string) *Workspace {
@@ -295,6 +350,13 @@ func (d *decoder) decodeWorkspace(node *yaml.Node, agentWhat string) *Workspace 
 			}
 		case "confirm_writes":
 			workspace.ConfirmWrites = d.boolean(f.value, keyWhat)
+		case "max_read_bytes":
+			workspace.MaxReadBytes = int(d.byteSize(f.value, keyWhat))
+		case "max_shell_output_bytes":
+			workspace.MaxShellOutputBytes = int(d.byteSize(f.value, keyWhat))
+		case "shell_timeout_seconds":
+			seconds := d.number(f.value, keyWhat, 0.001, 24*60*60)
+			workspace.ShellTimeout = time.Duration(seconds * float64(time.Second))
 		default:
 			d.unknownKey(f, what, workspaceKeys)
 		}

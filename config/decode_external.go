@@ -1,6 +1,8 @@
 package config
 
 import (
+	"slices"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -9,7 +11,7 @@ import (
 func (d *decoder) claudeTools(node *yaml.Node, what string) []string {
 	tools := d.nonEmptyStrings(node, what)
 	for i, name := range tools {
-		if name == ToolWorkspace {
+		if slices.Contains(allToolkitNames(), name) {
 			d.errorf(deref(node).Content[i], "%s: %q is an agnogo toolkit, for agents without a type key; a claude agent takes the claude CLI's tool names, such as Bash, Read, Edit", what, name)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/dburl"
 	"github.com/agnogo/agnogo/urlpolicy"
@@ -20,7 +21,8 @@ var (
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "issuer", "leeway_seconds", "authorization", "admin_scope", "user_isolation"}
-	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens"}
+	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens", "prices"}
+	priceKeys = []string{"input", "output", "cache_read", "cache_write"}
 )
 
 // serverKeys are the keys of the server mapping, in the documentation's
@@ -310,6 +312,8 @@ func (d *decoder) decodeModel(entry field) *Model {
 			m.Temperature = &temperature
 		case "max_tokens":
 			m.MaxTokens = d.integer(f.value, keyWhat, 1)
+		case "prices":
+			m.Prices = d.decodePrices(f.value, "prices of "+what)
 		default:
 			d.unknownKey(f, what, modelKeys)
 		}
@@ -325,7 +329,52 @@ func (d *decoder) decodeModel(entry field) *Model {
 	if m.Provider == ProviderAnthropic && apiNode != nil {
 		d.errorf(apiNode, "api in %s: api applies to openai and ollama models only", what)
 	}
+	if m.Prices != nil {
+		// OpenAI-compatible APIs count cached tokens inside the input
+		// tokens; Anthropic's count them apart.
+		m.Prices.CachedInInput = m.Provider != ProviderAnthropic
+	}
 	return m
+}
+
+// maxPrice bounds a price per million tokens, to catch a misplaced digit.
+const maxPrice = 100_000
+
+// decodePrices reads a model's prices: USD per million tokens of input,
+// output, cache reads and cache writes. Left out, input and output are 0 and
+// the cache prices are the input price, so cached tokens are never free by
+// omission.
+func (d *decoder) decodePrices(node *yaml.Node, what string) *agent.Price {
+	if deref(node).Kind != yaml.MappingNode {
+		d.errorf(node, "%s: want a mapping of USD per million tokens, such as {input: 0.25, output: 2, cache_read: 0.025}, got %s",
+			what, kindName(node))
+		return nil
+	}
+	price := &agent.Price{}
+	var cacheRead, cacheWrite *float64
+	for _, f := range d.fields(node, what) {
+		keyWhat := label(f.name(), what)
+		switch f.name() {
+		case "input":
+			price.Input = d.number(f.value, keyWhat, 0, maxPrice)
+		case "output":
+			price.Output = d.number(f.value, keyWhat, 0, maxPrice)
+		case "cache_read":
+			cacheRead = new(d.number(f.value, keyWhat, 0, maxPrice))
+		case "cache_write":
+			cacheWrite = new(d.number(f.value, keyWhat, 0, maxPrice))
+		default:
+			d.unknownKey(f, what, priceKeys)
+		}
+	}
+	price.CacheRead, price.CacheWrite = price.Input, price.Input
+	if cacheRead != nil {
+		price.CacheRead = *cacheRead
+	}
+	if cacheWrite != nil {
+		price.CacheWrite = *cacheWrite
+	}
+	return price
 }
 
 // checkProvider reports an unknown provider and fills in the provider's

@@ -55,6 +55,21 @@
 // Warnings name the variable to set, and each run of the model's agents
 // fails with an authentication error naming it.
 //
+// # Native agents
+//
+// Every field of agent.Config a server user sets has a key, named as Agno
+// names the option: offload_tool_results, update_memory_on_run (alias
+// enable_user_memories), add_memories_to_context, enable_agentic_memory,
+// memory_model, session_state, … A model's prices key prices its calls,
+// replacing its entry in agent.DefaultPrices. An item of tools may be a
+// mapping ([ToolOptions]): flags on a listed toolkit's tool
+// (requires_confirmation, requires_user_input with user_input_fields,
+// external_execution, stop_after_tool_call), or a tool declared in the file
+// that the client runs (external_execution) or a person answers
+// (requires_user_input). Agno options agnogo agents lack (reasoning, …)
+// are refused with the reason. config/parity_test.go keeps agent.Config and
+// the keys in step.
+//
 // # External agents
 //
 // Agents of type claude and codex drive the claude CLI and codex app-server

@@ -79,6 +79,9 @@ const (
 	// ToolWorkspace is the workspace toolkit: files and shell under a root
 	// directory (see the workspace key).
 	ToolWorkspace = "workspace"
+	// ToolUserControlFlow is Agno's UserControlFlowTools: get_user_input,
+	// with which the model asks a person to fill in the fields it needs.
+	ToolUserControlFlow = "user_control_flow_tools"
 )
 
 // File is a parsed and checked config file. [Parse] fills in every default,
@@ -305,6 +308,10 @@ type Model struct {
 	// MaxTokens caps each reply. Defaults to 0: the provider's default
 	// (8192 for anthropic).
 	MaxTokens int
+	// Prices is what the model costs (the prices key), replacing its entry
+	// in [agent.DefaultPrices]. Defaults to nil: the built-in price, if the
+	// id has one.
+	Prices *agent.Price
 	// Line is where the model is defined (0 for a provider:id reference
 	// built from an agent's model key).
 	Line int
@@ -361,6 +368,43 @@ type Agent struct {
 	// OutputSchema asks for a structured answer matching a JSON Schema
 	// whose root is an object. Defaults to nil: a text answer.
 	OutputSchema *agent.OutputSchema
+
+	// ToolOptions are the entries of a native agent's tools written as
+	// mappings, in file order: flags on a tool of a listed toolkit, or
+	// tools declared in the file that the client runs or a person answers.
+	// Defaults to none.
+	ToolOptions []*ToolOptions
+	// SessionState is the initial session_state of a new session. Defaults
+	// to nil.
+	SessionState map[string]any
+	// OffloadToolResults stores tool results longer than OffloadThreshold
+	// characters in the database and shows the model an envelope, with
+	// read_result and search_result to page through them. Defaults to
+	// false.
+	OffloadToolResults bool
+	// OffloadThreshold is the size, in characters, above which a result is
+	// offloaded. Defaults to [agent.DefaultOffloadThreshold].
+	OffloadThreshold int
+	// MaxModelMediaBytes bounds each stored medium read back into a model
+	// request; -1 means no bound. Defaults to
+	// [agent.DefaultMaxModelMediaBytes].
+	MaxModelMediaBytes int64
+	// UpdateMemoryOnRun extracts memories of the user after each completed
+	// run (update_memory_on_run, alias enable_user_memories). Defaults to
+	// false.
+	UpdateMemoryOnRun bool
+	// EnableAgenticMemory gives the model the update_user_memory tool.
+	// Defaults to false.
+	EnableAgenticMemory bool
+	// AddMemoriesToContext puts the user's memories in the system message.
+	// Defaults to true when UpdateMemoryOnRun or EnableAgenticMemory is
+	// set, as in Agno; false otherwise.
+	AddMemoriesToContext bool
+	// MemoryModel is the memory_model key as written: a key of the models
+	// mapping or provider:id. Defaults to "": the agent's model.
+	MemoryModel string
+	// ResolvedMemoryModel is the model MemoryModel names; nil without one.
+	ResolvedMemoryModel *Model
 
 	// Description says what an external agent is for. Defaults to "".
 	Description string
@@ -441,6 +485,8 @@ type Agent struct {
 	Line int
 	// modelLine is where the model key is, for reference errors.
 	modelLine int
+	// memoryModelLine is where the memory_model key is.
+	memoryModelLine int
 }
 
 // External reports whether the agent drives an external CLI (claude, codex)
@@ -455,6 +501,15 @@ type Workspace struct {
 	// ConfirmWrites pauses the run before each file write, edit or shell
 	// command until a person confirms it. Defaults to true.
 	ConfirmWrites bool
+	// MaxReadBytes is the size of one read_file page. Defaults to 0:
+	// workspace.DefaultMaxReadBytes (16,000).
+	MaxReadBytes int
+	// MaxShellOutputBytes bounds the output run_shell returns. Defaults to
+	// 0: workspace.DefaultMaxShellOutputBytes (16,000).
+	MaxShellOutputBytes int
+	// ShellTimeout bounds each run_shell command (written in seconds).
+	// Defaults to 0: workspace.DefaultShellTimeout (60s).
+	ShellTimeout time.Duration
 	// Line is where the workspace key is (0 when defaulted).
 	Line int
 }

@@ -25,6 +25,9 @@ func (d *decoder) resolve(file *File) {
 			continue
 		}
 		a.ResolvedModel = d.resolveModel(file, a, shorthands)
+		if a.MemoryModel != "" {
+			a.ResolvedMemoryModel = d.resolveReference(file, a.MemoryModel, fmt.Sprintf("memory_model of agent %q", a.ID), a.memoryModelLine, shorthands)
+		}
 	}
 }
 
@@ -43,6 +46,13 @@ func (d *decoder) resolveModel(file *File, a *Agent, shorthands map[string]*Mode
 		}
 		line = a.Line
 	}
+	return d.resolveReference(file, ref, what, line, shorthands)
+}
+
+// resolveReference finds the model ref names — a key of the models mapping,
+// else provider:id — reporting one that leads nowhere at line. Equal
+// provider:id references share one Model.
+func (d *decoder) resolveReference(file *File, ref, what string, line int, shorthands map[string]*Model) *Model {
 	if m, ok := file.Models[ref]; ok {
 		return m
 	}

@@ -1,12 +1,17 @@
 package config
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/agnogo/agnogo/tool"
 	"github.com/agnogo/agnogo/tools/workspace"
 )
 
-// buildTools builds the toolkits an agent lists and returns their tools and
-// the instructions they add to the agent's system message.
+// buildTools builds the toolkits an agent lists and the tools its entries
+// flag or declare, and returns the tools and the instructions they add to
+// the agent's system message. An error is a [*toolsError] at the line of
+// the settings at fault.
 func buildTools(a *Agent) ([]tool.Tool, []string, error) {
 	var tools []tool.Tool
 	var instructions []string
@@ -17,13 +22,42 @@ func buildTools(a *Agent) ([]tool.Tool, []string, error) {
 			if ws == nil {
 				ws = &Workspace{Root: ".", ConfirmWrites: true}
 			}
-			toolkit, err := workspace.New(workspace.Config{Root: ws.Root, ConfirmWrites: new(ws.ConfirmWrites)})
+			toolkit, err := workspace.New(workspace.Config{Root: ws.Root, ConfirmWrites: new(ws.ConfirmWrites), MaxReadBytes: ws.MaxReadBytes,
+				MaxShellOutputBytes: ws.MaxShellOutputBytes, ShellTimeout: ws.ShellTimeout})
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, &toolsError{err: err, line: ws.Line}
 			}
 			tools = append(tools, toolkit.Tools()...)
 			instructions = append(instructions, toolkit.Instructions())
+		case ToolUserControlFlow:
+			tools = append(tools, tool.GetUserInput())
+			instructions = append(instructions, tool.GetUserInputInstructions)
 		}
+	}
+	for _, options := range a.ToolOptions {
+		if options.Declared() {
+			declared, err := declaredTool(options)
+			if err != nil {
+				return nil, nil, &toolsError{err: fmt.Errorf("tool %s: %w", options.Name, err), line: options.Line}
+			}
+			tools = append(tools, declared)
+			continue
+		}
+		i := slices.IndexFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == options.Name })
+		if i < 0 {
+			return nil, nil, &toolsError{err: fmt.Errorf("tool %s: the %s toolkit has no such tool", options.Name, options.Toolkit), line: options.Line}
+		}
+		flagged, err := tool.WithFlags(tools[i], tool.Flags{
+			RequiresConfirmation: options.RequiresConfirmation,
+			RequiresUserInput:    options.RequiresUserInput,
+			UserInputFields:      options.UserInputFields,
+			ExternalExecution:    options.ExternalExecution,
+			StopAfterToolCall:    options.StopAfterToolCall,
+		})
+		if err != nil {
+			return nil, nil, &toolsError{err: err, line: options.Line}
+		}
+		tools[i] = flagged
 	}
 	return tools, instructions, nil
 }

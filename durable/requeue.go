@@ -15,6 +15,7 @@ import (
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 )
 
@@ -194,7 +195,7 @@ func (q *Queue) requeuedRun(c classifiedWorkflow, rec storage.RunRecord) *run.Ou
 		if c.status == JobFailed {
 			reason = failure(c.wf, &rec)
 		}
-		startedAt := cmp.Or(epoch(c.wf.StartedAt), rec.Run.CreatedAt)
+		startedAt := cmp.Or(epoch(c.wf.StartedAt), runhost.StartedAt(rec.Run))
 		endedAt := epoch(cmp.Or(c.wf.CompletedAt, c.wf.UpdatedAt))
 		if err := out.AppendAttempt(run.Attempt{Attempt: prior, Error: &reason, StartedAt: startedAt, EndedAt: endedAt}); err != nil {
 			q.log.Warn("durable: the requeued run's attempt history is unreadable; it is kept as it was", slog.String("run_id", rec.Run.RunID), slog.String("error", err.Error()))

@@ -470,7 +470,7 @@ func (q *Queue) nextAttempt(j job) execution {
 		if previous > 0 {
 			lost := "the worker running this attempt was lost"
 			out := &run.Output{Metadata: e.metadata}
-			_ = out.AppendAttempt(run.Attempt{Attempt: previous, Error: &lost, StartedAt: rec.Run.CreatedAt, EndedAt: q.cfg.Now().Unix()})
+			_ = out.AppendAttempt(run.Attempt{Attempt: previous, Error: &lost, StartedAt: runhost.StartedAt(rec.Run), EndedAt: q.cfg.Now().Unix()})
 			e.metadata = out.Metadata
 		}
 	}

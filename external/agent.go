@@ -22,6 +22,10 @@ import (
 // MetadataSDK is the run and session metadata key naming the harness.
 const MetadataSDK = "sdk"
 
+// seedRuns is how many earlier runs of the session seed a harness session
+// that has to be started over (its own conversation was lost).
+const seedRuns = 20
+
 // Config configures an [Agent]. Driver is required.
 type Config struct {
 	// ID identifies the agent. Defaults to Name, or the driver's SDK.
@@ -352,7 +356,7 @@ func (a *Agent) open(in *run.Input, session *storage.Session, sessionID, runID s
 		if a.cfg.Store == nil || session.CreatedAt == 0 {
 			return prompt, nil
 		}
-		runs, err := a.cfg.Store.ContextRuns(ctx, sessionID, in.UserID, 20)
+		runs, err := a.cfg.Store.HistoryRuns(ctx, storage.HistoryQuery{SessionID: sessionID, UserID: in.UserID, RunID: runID, N: seedRuns})
 		if err != nil {
 			return "", fmt.Errorf("read the session's history: %w", err)
 		}

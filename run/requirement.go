@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -211,6 +212,114 @@ func (r *Requirement) SetExternalExecutionResult(result string) error {
 	r.ExternalExecutionResult = new(result)
 	r.ToolExecution.Result = new(result)
 	return nil
+}
+
+// PendingTools returns the tool calls of a run that wait for a person or an
+// external executor: paused calls whose result is not yet in the run's
+// messages, in call order. Continuing the run resolves them.
+func PendingTools(out *Output) []*ToolExecution {
+	answered := map[string]bool{}
+	for _, msg := range out.Messages {
+		if msg != nil && msg.Role == RoleTool {
+			answered[msg.ToolCallID] = true
+		}
+	}
+	var pending []*ToolExecution
+	for _, t := range out.Tools {
+		if t != nil && t.Paused() && !answered[t.ToolCallID] {
+			pending = append(pending, t)
+		}
+	}
+	return pending
+}
+
+// CheckResolutions reports what is wrong with the tool executions a caller
+// sends to continue run out (the continue route's tools field): an entry
+// that is null, has no tool_call_id, repeats one, or names a call the run
+// never made; a user-input value for a field the call did not ask for, or
+// whose type is not the field's. Entries for calls that do not wait — the
+// rest of the run's tools, sent back as the run listed them — are not
+// checked. Calls left unresolved are not reported here: a continuation
+// that cuts them off needs no resolution, so that is for the runner to
+// decide. The error wraps [ErrInvalidContinue] and names every problem,
+// with what to send instead.
+func CheckResolutions(out *Output, updates []*ToolExecution) error {
+	pending := PendingTools(out)
+	waiting := map[string]*ToolExecution{}
+	for _, t := range pending {
+		waiting[t.ToolCallID] = t
+	}
+	made := map[string]bool{}
+	for _, t := range out.Tools {
+		if t != nil {
+			made[t.ToolCallID] = true
+		}
+	}
+	first := map[string]int{}
+	var problems []string
+	for i, u := range updates {
+		at := fmt.Sprintf("tools[%d]", i)
+		switch {
+		case u == nil:
+			problems = append(problems, at+" is null: send the tool execution as the paused run lists it")
+			continue
+		case u.ToolCallID == "":
+			problems = append(problems, at+" has no tool_call_id: send each tool execution with the tool_call_id the paused run gives it")
+			continue
+		}
+		if j, seen := first[u.ToolCallID]; seen {
+			problems = append(problems, fmt.Sprintf("%s repeats tool_call_id %s of tools[%d]: send each call once", at, u.ToolCallID, j))
+			continue
+		}
+		first[u.ToolCallID] = i
+		if !made[u.ToolCallID] {
+			problems = append(problems, fmt.Sprintf("%s: run %s has no tool call %s; %s", at, out.RunID, u.ToolCallID, describeWaiting(pending)))
+			continue
+		}
+		if t, ok := waiting[u.ToolCallID]; ok && t.RequiresUserInput {
+			problems = append(problems, checkUserInput(fmt.Sprintf("%s (%s, %s)", at, t.ToolName, t.ToolCallID), t.UserInputSchema, u.UserInputSchema)...)
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidContinue, strings.Join(problems, "; "))
+}
+
+// checkUserInput reports the given user-input values that do not fit the
+// fields asked: an unknown field name, or a value of another type.
+func checkUserInput(at string, asked, given []UserInputField) []string {
+	byName := map[string]UserInputField{}
+	names := make([]string, 0, len(asked))
+	for _, field := range asked {
+		byName[field.Name] = field
+		names = append(names, field.Name)
+	}
+	var problems []string
+	for _, field := range given {
+		want, ok := byName[field.Name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("%s: user_input_schema has a field %q the call does not ask for; it asks for %s", at, field.Name, strings.Join(names, ", ")))
+		case field.Value != nil:
+			if err := want.Check(field.Value); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", at, err))
+			}
+		}
+	}
+	return problems
+}
+
+// describeWaiting says which calls of a run wait, for an error message.
+func describeWaiting(pending []*ToolExecution) string {
+	if len(pending) == 0 {
+		return "no tool call of the run waits for a resolution"
+	}
+	calls := make([]string, len(pending))
+	for i, t := range pending {
+		calls[i] = fmt.Sprintf("%s (%s)", t.ToolName, t.ToolCallID)
+	}
+	return "the calls that wait are " + strings.Join(calls, ", ")
 }
 
 func fillInputs(fields []UserInputField, values map[string]any) {

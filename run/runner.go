@@ -95,6 +95,9 @@ var (
 	ErrUnresolved = errors.New("run has unresolved requirements")
 	// ErrInvalidContinue: the request itself is malformed (e.g. continue_from).
 	ErrInvalidContinue = errors.New("invalid continue request")
+	// ErrContinueOutOfRange: continue_from names a message index past the
+	// run's messages. Errors wrapping it wrap [ErrInvalidContinue] too.
+	ErrContinueOutOfRange = errors.New("continue_from is out of range")
 	// ErrInvalidInput: a run's input cannot be run as given (for example its
 	// output schema does not describe an object). Nothing was started.
 	ErrInvalidInput = errors.New("invalid run input")

@@ -2,6 +2,8 @@ package run
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 )
 
 // ToolExecution is one tool call and its outcome (Agno's
@@ -150,6 +152,93 @@ type UserInputField struct {
 	Description string `json:"description"`
 	// Value is nil until the user provides it.
 	Value any `json:"value"`
+}
+
+// Check reports whether value fits the field's type: a string for "str", a
+// whole number for "int", a number for "float", true or false for "bool", a
+// list for "list" and an object for "dict", as JSON decodes them. A field of
+// any other type takes any value; nil is no value, and fits none.
+func (f UserInputField) Check(value any) error {
+	if value == nil {
+		return fmt.Errorf("user input field %s (%s) has no value", f.Name, f.FieldType)
+	}
+	fits := true
+	switch f.FieldType {
+	case "str":
+		_, fits = value.(string)
+	case "int":
+		fits = isWholeNumber(value)
+	case "float":
+		fits = isNumber(value)
+	case "bool":
+		_, fits = value.(bool)
+	case "list":
+		_, fits = value.([]any)
+	case "dict":
+		_, fits = value.(map[string]any)
+	}
+	if !fits {
+		return fmt.Errorf("user input field %s is %s, and %s is not one: send %s", f.Name, f.FieldType, describeJSON(value), fieldTypeWant[f.FieldType])
+	}
+	return nil
+}
+
+// fieldTypeWant says, per field type, what value [UserInputField.Check] wants.
+var fieldTypeWant = map[string]string{
+	"str":   "a string",
+	"int":   "a whole number",
+	"float": "a number",
+	"bool":  "true or false",
+	"list":  "a JSON array",
+	"dict":  "a JSON object",
+}
+
+// isNumber reports whether value is a number as JSON decodes one (or a Go
+// caller passes one).
+func isNumber(value any) bool {
+	switch value.(type) {
+	case float64, float32, int, int32, int64, json.Number:
+		return true
+	}
+	return false
+}
+
+// isWholeNumber reports whether value is a number without a fraction.
+func isWholeNumber(value any) bool {
+	switch v := value.(type) {
+	case float64:
+		return v == math.Trunc(v) && !math.IsInf(v, 0)
+	case float32:
+		return float64(v) == math.Trunc(float64(v)) && !math.IsInf(float64(v), 0)
+	case int, int32, int64:
+		return true
+	case json.Number:
+		_, err := v.Int64()
+		return err == nil
+	}
+	return false
+}
+
+// describeJSON names the JSON type of a decoded value, with the value when
+// it is short, for error messages.
+func describeJSON(value any) string {
+	switch v := value.(type) {
+	case string:
+		if len(v) <= 40 {
+			return fmt.Sprintf("the string %q", v)
+		}
+		return "a string"
+	case bool:
+		return fmt.Sprintf("the boolean %t", v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	if isNumber(value) {
+		return fmt.Sprintf("the number %v", value)
+	}
+	return fmt.Sprintf("a %T", value)
 }
 
 // userInputFieldWire is the JSON form of a [UserInputField], in Agno's key order.

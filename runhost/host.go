@@ -286,6 +286,7 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 		r.Emit(run.TerminalEvent(spec.Output, nil, ""))
 		return spec.Output, nil
 	}
+	h.keepAcceptance(ctx, r)
 	if p, ok := spec.Turn.(Preparer); ok {
 		err = p.Prepare(ctx, r)
 	}

@@ -1,8 +1,12 @@
 package runhost
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/agnogo/agnogo/run"
@@ -58,4 +62,66 @@ func Settle(ctx context.Context, store storage.Store, runID, userID string, stat
 		return status, false, fmt.Errorf("settle run %s: %w", runID, err)
 	}
 	return status, false, nil
+}
+
+// StartedAtKey is the run metadata key holding when a run accepted before it
+// ran (a background run) started executing, in epoch seconds: its
+// created_at stays the time it was accepted. A run executed again (another
+// attempt of a queued run) gets the time of that execution.
+const StartedAtKey = "started_at"
+
+// StartedAt returns when a run started executing: metadata.started_at when
+// the run has it, else its created_at.
+func StartedAt(out *run.Output) int64 {
+	switch v := out.Metadata[StartedAtKey].(type) {
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	case float64:
+		return int64(v)
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+	}
+	return out.CreatedAt
+}
+
+// keepAcceptance gives a new run whose row was written before it started —
+// a background run, accepted PENDING, or a queued run executed again — the
+// created_at of that row, the time it was accepted, and records when this
+// execution started as metadata.started_at; a paused run replayed to its
+// pause keeps the start it has. A run without a row (one that starts as it
+// is requested) is left as it is, and so is one whose row cannot be read:
+// its saves report the store's failure.
+func (h *Host) keepAcceptance(ctx context.Context, r *Run) {
+	if _, fresh := r.spec.First.(*run.RunStarted); !fresh || h.cfg.Store == nil {
+		return
+	}
+	out := r.out
+	rec, err := h.cfg.Store.GetRun(ctx, out.RunID, out.UserID)
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) {
+			h.cfg.Logger.WarnContext(ctx, "reading a starting run's row failed; its created_at is its start", "run_id", out.RunID, "error", err)
+		}
+		return
+	}
+	// The row's own created_at: an update never changes it, while the run
+	// it holds may be one an earlier execution saved with its start.
+	accepted := cmp.Or(rec.CreatedAt, rec.Run.CreatedAt)
+	if accepted == 0 {
+		return
+	}
+	started := cmp.Or(out.CreatedAt, h.cfg.Now().Unix())
+	out.CreatedAt = accepted
+	if rec.Run.Status == run.StatusPaused {
+		return
+	}
+	metadata := maps.Clone(out.Metadata) // the input's map, which its caller may still hold
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	metadata[StartedAtKey] = started
+	out.Metadata = metadata
 }

@@ -9,9 +9,10 @@ package storage
 // run_index (and so its order), created_at, run type and user (a run
 // without one takes the session's owner). The copies are relinked to the
 // fork: in run_data, run_id and session_id are the copy's and
-// forked_from_session_id names the source; a parent_run_id or a tool's
-// child_run_id that names a copied run names that run's copy instead (the
-// parent_run_id column follows). A copy's stored events are left out: they
+// forked_from_session_id names the source; a parent_run_id, a tool's
+// child_run_id, a forked_from_run_id or a regenerated_from that names a
+// copied run names that run's copy instead (the parent_run_id column
+// follows). A copy's stored events are left out: they
 // describe the original execution, with the original ids.
 type SessionFork struct {
 	// SessionID is the session to copy; required.

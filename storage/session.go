@@ -119,9 +119,9 @@ type GetSessionOptions struct {
 	ContextRuns int
 }
 
-// sessionMetricsKey is the session_data key that holds a session's
+// SessionMetricsKey is the session_data key that holds a session's
 // accumulated metrics.
-const sessionMetricsKey = "session_metrics"
+const SessionMetricsKey = "session_metrics"
 
 // AddRunMetrics adds a completed run's metrics to the session's
 // session_data["session_metrics"]. An unreadable stored record starts over
@@ -131,7 +131,7 @@ func (s *Session) AddRunMetrics(metrics *run.RunMetrics) {
 		s.SessionData = map[string]any{}
 	}
 	var total run.SessionMetrics
-	switch stored := s.SessionData[sessionMetricsKey].(type) {
+	switch stored := s.SessionData[SessionMetricsKey].(type) {
 	case *run.SessionMetrics:
 		total = *stored
 	case map[string]any:
@@ -140,7 +140,7 @@ func (s *Session) AddRunMetrics(metrics *run.RunMetrics) {
 		}
 	}
 	total.AccumulateFromRun(metrics)
-	s.SessionData[sessionMetricsKey] = &total
+	s.SessionData[SessionMetricsKey] = &total
 }
 
 // OpenSession reads a run's session from store, or returns fresh when the

@@ -59,10 +59,13 @@ type RunStore interface {
 	RecordPendingRun(ctx context.Context, s *Session, rec RunRecord) error
 	// DeleteRun removes one run.
 	DeleteRun(ctx context.Context, runID, userID string) error
-	// ContextRuns returns the last n runs of a session that may feed a
-	// model's context, oldest first: top-level runs (no parent) whose status
-	// is not in [run.HistorySkipStatuses].
+	// ContextRuns returns the last n runs of the session's current branch
+	// that may feed a model's context, oldest first: what
+	// [RunStore.HistoryRuns] returns for a run after every stored one.
 	ContextRuns(ctx context.Context, sessionID, userID string, n int) ([]*run.Output, error)
+	// HistoryRuns returns the runs that make a run's history, oldest first
+	// (see [HistoryQuery]).
+	HistoryRuns(ctx context.Context, q HistoryQuery) ([]*run.Output, error)
 }
 
 // TranscriptStore keeps mirrored external-agent transcripts (agno_transcripts).

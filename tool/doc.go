@@ -43,4 +43,13 @@
 // confirmation, user input or external execution are not run but returned
 // paused, so the agent can pause the run (Agno's human-in-the-loop) and run
 // them later with [ExecuteOptions.Resolved].
+//
+// # Flags and user input
+//
+// [WithFlags] returns a copy of a tool with other pause and stop flags — a
+// toolkit's tool made to need confirmation, or to ask a person for some of
+// its arguments ([UserInputFields] types them from the parameters schema).
+// A tool implementing [UserInputAsker] decides per call which fields a
+// person is asked for: [GetUserInput], Agno's get_user_input, asks for the
+// fields the model names and returns the answers as its result.
 package tool

@@ -137,10 +137,19 @@ func Execute(ctx context.Context, tools *Set, calls []run.ToolCall, opts Execute
 					continue
 				}
 			}
+			fields := slices.Clone(spec.UserInputSchema)
+			if asker, ok := t.(UserInputAsker); ok && spec.RequiresUserInput && !opts.Resolved {
+				asked, err := asker.UserInputFields(args)
+				if err != nil {
+					out.fail(err) // before any flag is set: the call fails, it does not pause
+					continue
+				}
+				fields = asked
+			}
 			exec.RequiresConfirmation = spec.RequiresConfirmation && !opts.Resolved
 			if spec.RequiresUserInput && !opts.Resolved {
 				exec.RequiresUserInput = true
-				exec.UserInputSchema = slices.Clone(spec.UserInputSchema)
+				exec.UserInputSchema = fields
 			}
 			exec.ExternalExecutionRequired = spec.ExternalExecution
 			continue

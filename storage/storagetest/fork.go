@@ -91,6 +91,12 @@ func wantForkedRun(t *testing.T, src *run.Output, forkID, sourceID string, copie
 	if parent, ok := copies[want.ParentRunID]; ok {
 		want.ParentRunID = parent
 	}
+	if forked, ok := copies[want.ForkedFromRunID]; ok {
+		want.ForkedFromRunID = forked
+	}
+	if regenerated, ok := copies[want.RegeneratedFrom]; ok {
+		want.RegeneratedFrom = regenerated
+	}
 	for _, tool := range want.Tools {
 		if tool == nil {
 			continue

@@ -33,6 +33,8 @@ func runTests() []conformanceTest {
 		{"DeleteMissing", testRunDeleteMissing},
 		{"SessionIncludeRuns", testRunSessionIncludeRuns},
 		{"ContextRuns", testRunContextRuns},
+		{"HistoryFollowsTheBranch", testRunHistoryBranch},
+		{"HistoryOfQueuedRuns", testRunHistoryQueued},
 	}
 }
 
@@ -386,8 +388,8 @@ func testRunSessionIncludeRuns(t *testing.T, store storage.Store) {
 	requireRunEqual(t, stored.Run, got.Runs[1])
 }
 
-// contextFixture stores a session whose context runs are r-1, r-3, r-6, r-8:
-// the others are children or in a status that skips history.
+// contextFixture stores a session whose context runs are r-1, r-3, r-6:
+// the others are children, unfinished, or in a status that skips history.
 func contextFixture(t *testing.T, store storage.Store) []string {
 	t.Helper()
 	newSession(t, store, "s-1", "")
@@ -420,15 +422,15 @@ func testRunContextRuns(t *testing.T, store storage.Store) {
 		n    int
 		want []string
 	}{
-		{1, []string{"r-8"}},
-		{2, []string{"r-6", "r-8"}},
-		{3, []string{"r-3", "r-6", "r-8"}},
-		{10, []string{"r-1", "r-3", "r-6", "r-8"}},
+		{1, []string{"r-6"}},
+		{2, []string{"r-3", "r-6"}},
+		{3, []string{"r-1", "r-3", "r-6"}},
+		{10, []string{"r-1", "r-3", "r-6"}},
 	}
 	for _, tc := range cases {
 		runs, err := store.ContextRuns(t.Context(), "s-1", "", tc.n)
 		require.NoError(t, err)
-		require.Equal(t, tc.want, outputRunIDs(runs), "ContextRuns(%d): last n top-level runs that may feed history, oldest first", tc.n)
+		require.Equal(t, tc.want, outputRunIDs(runs), "ContextRuns(%d): last n finished top-level runs, oldest first", tc.n)
 
 		got, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{ContextRuns: tc.n})
 		require.NoError(t, err)
@@ -437,7 +439,7 @@ func testRunContextRuns(t *testing.T, store storage.Store) {
 
 	got, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true, ContextRuns: 2})
 	require.NoError(t, err)
-	require.Equal(t, []string{"r-6", "r-8"}, outputRunIDs(got.Runs), "ContextRuns wins over IncludeRuns")
+	require.Equal(t, []string{"r-3", "r-6"}, outputRunIDs(got.Runs), "ContextRuns wins over IncludeRuns")
 
 	got, err = store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true})
 	require.NoError(t, err)
@@ -506,4 +508,100 @@ func testTouchRun(t *testing.T, store storage.Store) {
 	touched, err = toucher.TouchRun(t.Context(), "r-missing")
 	require.NoError(t, err)
 	require.False(t, touched)
+}
+
+// branchFixture stores a session whose conversation branched:
+//
+//	A(0) B(1) C(2) F(3, fork of B) D(4) G(5, fork of F) E(6, pending)
+//
+// F replaced B (and so C); G replaced F (and so D).
+func branchFixture(t *testing.T, store storage.Store) {
+	t.Helper()
+	newSession(t, store, "s-b", alice)
+	for _, r := range []struct {
+		runID, forkedFrom string
+		status            run.Status
+	}{
+		{"A", "", run.StatusCompleted},
+		{"B", "", run.StatusCompleted},
+		{"C", "", run.StatusCompleted},
+		{"F", "B", run.StatusCompleted},
+		{"D", "", run.StatusCompleted},
+		{"G", "F", run.StatusCompleted},
+		{"E", "", run.StatusPending},
+	} {
+		rec := testRun("s-b", r.runID, alice)
+		rec.Run.ForkedFromRunID = r.forkedFrom
+		rec.Run.Status = r.status
+		putRun(t, store, rec)
+	}
+}
+
+func testRunHistoryBranch(t *testing.T, store storage.Store) {
+	branchFixture(t, store)
+	cases := []struct {
+		what       string
+		runID      string
+		forkedFrom string
+		n          int
+		want       []string
+	}{
+		{"a new run goes on from the last fork, past the runs it replaced", "", "", 10, []string{"A", "G"}},
+		{"a queued run sees the same", "E", "", 10, []string{"A", "G"}},
+		{"a run before the second fork sees the first", "D", "", 10, []string{"A", "F"}},
+		{"n counts runs of the branch", "D", "", 1, []string{"F"}},
+		{"a fork sees what its source saw", "F", "", 10, []string{"A"}},
+		{"a fork of a fork sees what the first source saw", "G", "", 10, []string{"A"}},
+		{"a run before any fork sees the runs before it", "C", "", 10, []string{"A", "B"}},
+		{"the first run has no history", "A", "", 10, []string{}},
+		{"a fork not stored yet sees what its source saw", "new", "C", 10, []string{"A", "B"}},
+		{"a stored run's own lineage wins", "D", "C", 10, []string{"A", "F"}},
+		{"a source outside the session is no fork", "new", "elsewhere", 10, []string{"A", "G"}},
+	}
+	for _, tc := range cases {
+		runs, err := store.HistoryRuns(t.Context(), storage.HistoryQuery{SessionID: "s-b", UserID: alice, RunID: tc.runID, ForkedFromRunID: tc.forkedFrom, N: tc.n})
+		require.NoError(t, err, tc.what)
+		require.Equal(t, tc.want, outputRunIDs(runs), tc.what)
+	}
+	runs, err := store.ContextRuns(t.Context(), "s-b", alice, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"A", "G"}, outputRunIDs(runs), "ContextRuns is the history of a run after every stored one")
+
+	_, err = store.HistoryRuns(t.Context(), storage.HistoryQuery{SessionID: "s-b", UserID: bob, N: 3})
+	require.ErrorIs(t, err, storage.ErrNotFound, "another user's session is missing")
+	_, err = store.HistoryRuns(t.Context(), storage.HistoryQuery{SessionID: "s-b", N: 0})
+	require.ErrorIs(t, err, storage.ErrInvalid)
+
+	// A session fork relinks the lineage to its own copies: its history is
+	// the same branch.
+	fork, err := store.ForkSession(t.Context(), storage.SessionFork{SessionID: "s-b", UserID: alice})
+	require.NoError(t, err)
+	runs, err = store.ContextRuns(t.Context(), fork.SessionID, alice, 10)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	require.Equal(t, []any{"answer of A", "answer of G"}, []any{runs[0].Content, runs[1].Content}, "the fork's history is the copies of A and G")
+	copyOfF, err := store.GetRun(t.Context(), runs[1].ForkedFromRunID, alice)
+	require.NoError(t, err)
+	require.Equal(t, fork.SessionID, copyOfF.SessionID, "the copy of G names the copy of F")
+	require.Equal(t, "answer of F", copyOfF.Run.Content)
+}
+
+// testRunHistoryQueued: runs accepted together and run one after another
+// each see the finished runs before them, never the ones queued with them.
+func testRunHistoryQueued(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-q", "")
+	ids := []string{"q-1", "q-2", "q-3", "q-4", "q-5"}
+	for _, id := range ids {
+		rec := testRun("s-q", id, "")
+		rec.Run.Status = run.StatusPending
+		putRun(t, store, rec)
+	}
+	for k, id := range ids {
+		runs, err := store.HistoryRuns(t.Context(), storage.HistoryQuery{SessionID: "s-q", RunID: id, N: 3})
+		require.NoError(t, err)
+		want := append([]string{}, ids[max(0, k-3):k]...)
+		require.Equal(t, want, outputRunIDs(runs), "run %s sees the finished runs before it", id)
+		rec := testRun("s-q", id, "")
+		putRun(t, store, rec) // it completes
+	}
 }

@@ -134,7 +134,9 @@ func (s *Store) forkRunIDs(ctx context.Context, tx Conn, f storage.SessionFork) 
 }
 
 // forkRunsStatement copies the runs named in a JSON object of old → new run
-// ids into the fork, relinked. Its arguments: the id pairs, the fork's id,
+// ids into the fork, relinked (parent, child runs of tools, and the runs
+// each was forked or regenerated from, so the fork's history follows its
+// own copies). Its arguments: the id pairs, the fork's id,
 // its owner (for runs without a user), the fork's id and the source's for
 // run_data, now, and the source's id. The pairs are materialized once: the
 // statement looks them up for each run's id, its parent and its tools,
@@ -145,6 +147,10 @@ func (s *Store) forkRunsStatement() string {
 		d.jsonObject("'run_id'", "ids.new_id", "'session_id'", "CAST(? AS TEXT)", "'forked_from_session_id'", "CAST(? AS TEXT)"))
 	relinked = d.jsonMerge(relinked, fmt.Sprintf("CASE WHEN parent.new_id IS NULL THEN %s ELSE %s END",
 		d.jsonEmptyObject(), d.jsonObject("'parent_run_id'", "parent.new_id")))
+	for _, link := range []struct{ key, alias string }{{"forked_from_run_id", "forked"}, {"regenerated_from", "regenerated"}} {
+		relinked = d.jsonMerge(relinked, fmt.Sprintf("CASE WHEN %[1]s.new_id IS NULL THEN %[2]s ELSE %[3]s END",
+			link.alias, d.jsonEmptyObject(), d.jsonObject("'"+link.key+"'", link.alias+".new_id")))
+	}
 	relinked = d.jsonMerge(relinked, fmt.Sprintf("CASE WHEN %s THEN %s ELSE %s END",
 		d.jsonIsArray("r.run_data", "tools"), d.jsonObject("'tools'", d.jsonRelinkArray("r.run_data", "tools", "child_run_id", "fork_ids")), d.jsonEmptyObject()))
 	return fmt.Sprintf(`WITH fork_ids (old_id, new_id) AS MATERIALIZED (SELECT key, value FROM %[1]s)
@@ -156,5 +162,8 @@ SELECT ids.new_id, CAST(? AS TEXT), r.run_type, r.agent_id, r.team_id, r.workflo
 FROM fork_ids AS ids
 JOIN %[2]s AS r ON r.run_id = ids.old_id
 LEFT JOIN fork_ids AS parent ON parent.old_id = r.parent_run_id
-WHERE r.session_id = ?`, d.jsonObjectEntries(d.jsonArg()), s.tables.runs, relinked)
+LEFT JOIN fork_ids AS forked ON forked.old_id = %[4]s
+LEFT JOIN fork_ids AS regenerated ON regenerated.old_id = %[5]s
+WHERE r.session_id = ?`, d.jsonObjectEntries(d.jsonArg()), s.tables.runs, relinked,
+		d.jsonText("r.run_data", "forked_from_run_id"), d.jsonText("r.run_data", "regenerated_from"))
 }

@@ -328,48 +328,6 @@ func (s *Store) DeleteRun(ctx context.Context, runID, userID string) error {
 	return nil
 }
 
-// ContextRuns implements [storage.RunStore].
-func (s *Store) ContextRuns(ctx context.Context, sessionID, userID string, n int) ([]*run.Output, error) {
-	if n <= 0 {
-		return nil, storage.Invalidf("number of context runs must be positive, got %d", n)
-	}
-	if userID != "" {
-		// Scope by the session's owner, so a session of another user is
-		// reported missing rather than empty.
-		if _, err := s.GetSession(ctx, sessionID, storage.GetSessionOptions{UserID: userID}); err != nil {
-			return nil, err
-		}
-	}
-	runs, err := s.contextRuns(ctx, sessionID, n)
-	if err != nil {
-		return nil, fmt.Errorf("context runs of session %s: %w", sessionID, err)
-	}
-	return runs, nil
-}
-
-// contextRuns reads the last n top-level runs outside the history-skip
-// statuses through the (session_id, run_index) index, newest first, and
-// returns them oldest first.
-func (s *Store) contextRuns(ctx context.Context, sessionID string, n int) ([]*run.Output, error) {
-	skip := run.HistorySkipStatuses()
-	marks := make([]string, len(skip))
-	args := []any{sessionID}
-	for i, status := range skip {
-		marks[i] = "?"
-		args = append(args, string(status))
-	}
-	query := fmt.Sprintf(`SELECT run_data FROM %s WHERE session_id = ? AND parent_run_id IS NULL AND (status IS NULL OR status NOT IN (%s))
-ORDER BY run_index DESC, created_at DESC, run_id DESC LIMIT %d`, s.tables.runs, strings.Join(marks, ", "), n)
-	runs, err := s.queryRunData(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	for i, j := 0, len(runs)-1; i < j; i, j = i+1, j-1 {
-		runs[i], runs[j] = runs[j], runs[i]
-	}
-	return runs, nil
-}
-
 func (s *Store) queryRunData(ctx context.Context, query string, args ...any) ([]*run.Output, error) {
 	return queryAll(ctx, s.db.Reader(), scanRunData, query, args...)
 }

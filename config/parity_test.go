@@ -1,0 +1,247 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/sqlite"
+)
+
+// Where each field of agent.Config is set in agnogo.yaml. A key is written
+// scope:key, the scope being agent (a key of an agnogo agent), file (a
+// top-level key) or model (a key of an entry of models). A field may take
+// several keys: an alias, or a key whose settings feed it.
+var agentConfigKeys = map[string][]string{
+	"ID":                   {"agent:id"},
+	"Name":                 {"agent:name"},
+	"Model":                {"agent:model"},
+	"Instructions":         {"agent:instructions"},
+	"Tools":                {"agent:tools", "agent:workspace"},
+	"SessionState":         {"agent:session_state"},
+	"AddHistoryToContext":  {"agent:add_history_to_context"},
+	"NumHistoryRuns":       {"agent:num_history_runs"},
+	"OutputSchema":         {"agent:output_schema"},
+	"Retries":              {"agent:retries"},
+	"DelayBetweenRetries":  {"agent:delay_between_retries"},
+	"ExponentialBackoff":   {"agent:exponential_backoff"},
+	"ToolCallLimit":        {"agent:tool_call_limit"},
+	"StoreEvents":          {"agent:store_events"},
+	"OffloadToolResults":   {"agent:offload_tool_results"},
+	"OffloadThreshold":     {"agent:offload_threshold"},
+	"MediaURLPolicy":       {"file:block_private_media_urls", "file:media_url_allow", "file:media_url_deny"},
+	"Media":                {"file:media_storage"},
+	"MaxModelMediaBytes":   {"agent:max_model_media_bytes"},
+	"UpdateMemoryOnRun":    {"agent:update_memory_on_run", "agent:enable_user_memories"},
+	"AddMemoriesToContext": {"agent:add_memories_to_context"},
+	"MemoryModel":          {"agent:memory_model"},
+	"EnableAgenticMemory":  {"agent:enable_agentic_memory"},
+	"Prices":               {"model:prices"},
+}
+
+// The fields of agent.Config no key sets, and why.
+var agentConfigWithoutKey = map[string]string{
+	"Store":  "the server's database (the db key), one for every agent",
+	"Now":    "a test seam: the server runs on the real clock",
+	"NewID":  "a test seam: the server uses random UUIDs",
+	"Sleep":  "a test seam: the server waits on real timers between retries",
+	"Logger": "the server's own logger (agnogo serve --log-format), given through config.BuildOptions",
+}
+
+// TestParityAgentConfigFieldsHaveKeys fails when agent.Config has a field
+// that neither has a key in agnogo.yaml nor is listed, with a reason, as
+// set by the server; and when either list names a field or key that does
+// not exist.
+func TestParityAgentConfigFieldsHaveKeys(t *testing.T) {
+	t.Parallel()
+	fields := map[string]bool{}
+	configType := reflect.TypeFor[agent.Config]()
+	for field := range configType.Fields() {
+		if !field.IsExported() {
+			continue
+		}
+		fields[field.Name] = true
+		keys, hasKey := agentConfigKeys[field.Name]
+		reason, serverSet := agentConfigWithoutKey[field.Name]
+		switch {
+		case hasKey && serverSet:
+			t.Errorf("agent.Config.%s is both mapped to %v and listed as set by the server; keep one", field.Name, keys)
+		case !hasKey && !serverSet:
+			t.Errorf("agent.Config.%s has no key in agnogo.yaml: add one (config/decode_agent.go, docs/config.md) and map it in agentConfigKeys, "+
+				"or list it in agentConfigWithoutKey with the reason a server user needs none", field.Name)
+		case serverSet && strings.TrimSpace(reason) == "":
+			t.Errorf("agent.Config.%s is listed in agentConfigWithoutKey without a reason", field.Name)
+		}
+	}
+	for name := range agentConfigKeys {
+		require.True(t, fields[name], "agentConfigKeys maps %s, which agent.Config does not have", name)
+	}
+	for name := range agentConfigWithoutKey {
+		require.True(t, fields[name], "agentConfigWithoutKey lists %s, which agent.Config does not have", name)
+	}
+
+	// Every mapped key is one the decoder accepts where it says.
+	nativeKeys := append(slices.Clone(agentKeys), agentTypeKeys[TypeNative]...)
+	accepted := map[string][]string{"agent": nativeKeys, "file": fileKeys, "model": modelKeys}
+	mapped := map[string]bool{}
+	for field, keys := range agentConfigKeys {
+		for _, scoped := range keys {
+			scope, key, ok := strings.Cut(scoped, ":")
+			require.True(t, ok, "agent.Config.%s: %q is not scope:key", field, scoped)
+			require.Contains(t, accepted, scope, "agent.Config.%s: unknown scope in %q", field, scoped)
+			require.Contains(t, accepted[scope], key, "agent.Config.%s is mapped to %q, which the decoder does not accept", field, scoped)
+			mapped[scoped] = true
+		}
+	}
+	// And every key of an agnogo agent sets some field of agent.Config.
+	for _, key := range nativeKeys {
+		if key == "type" {
+			continue // picks the kind of agent, not a setting of one
+		}
+		require.True(t, mapped["agent:"+key], "the agent key %q reaches no field of agent.Config in agentConfigKeys", key)
+	}
+}
+
+// TestParityAgentKeysReachAgentConfig builds the agent.Config of an agent
+// with every mapped key set and of one with none, and requires every
+// mapped field to differ: each key reaches its field.
+func TestParityAgentKeysReachAgentConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	full := mustParse(t, fmt.Sprintf(`
+block_private_media_urls: true
+media_storage: %s
+models:
+  priced: {provider: openai, id: gpt-parity, base_url: http://127.0.0.1:1/v1, api_key: k, prices: {input: 1, output: 2}}
+  memory: {provider: openai, id: gpt-memory, base_url: http://127.0.0.1:1/v1, api_key: k}
+agents:
+  - id: full
+    name: Full
+    model: priced
+    instructions: Be brief.
+    tools: [workspace, {name: ask_city, requires_user_input: true, parameters: {type: object, properties: {city: {type: string}}}}]
+    workspace: {root: %s}
+    session_state: {cart: []}
+    add_history_to_context: true
+    num_history_runs: 7
+    output_schema: {type: object, properties: {answer: {type: string}}}
+    retries: 2
+    delay_between_retries: 0.5
+    exponential_backoff: true
+    tool_call_limit: 9
+    store_events: true
+    offload_tool_results: true
+    offload_threshold: 20000
+    max_model_media_bytes: 1MiB
+    update_memory_on_run: true
+    add_memories_to_context: true
+    memory_model: memory
+    enable_agentic_memory: true
+`, filepath.Join(dir, "media"), dir), nil)
+	minimal := mustParse(t, "agents:\n  - id: minimal\n    model: openai:gpt-minimal\n", nil)
+
+	fullConfig := parityConfig(t, full)
+	minimalConfig := parityConfig(t, minimal)
+	fullValue, minimalValue := reflect.ValueOf(fullConfig), reflect.ValueOf(minimalConfig)
+	for field := range agentConfigKeys {
+		require.False(t, reflect.DeepEqual(fullValue.FieldByName(field).Interface(), minimalValue.FieldByName(field).Interface()),
+			"agent.Config.%s is the same with its keys %v set as without: the key does not reach the field", field, agentConfigKeys[field])
+	}
+	require.Equal(t, agent.Price{Input: 1, Output: 2, CacheRead: 1, CacheWrite: 1, CachedInInput: true}, fullConfig.Prices["gpt-parity"])
+	require.Nil(t, minimalConfig.Prices, "without prices, the built-in table")
+	_, err := agent.New(fullConfig)
+	require.NoError(t, err, "the config built is valid")
+}
+
+// parityConfig builds the agent.Config of the file's only agent, without
+// opening its database.
+func parityConfig(t *testing.T, f *File) agent.Config {
+	t.Helper()
+	require.Len(t, f.Agents, 1)
+	a := f.Agents[0]
+	opts := BuildOptions{Getenv: env(nil)}
+	build := func(configured *Model) model.Model {
+		if configured == nil {
+			return nil
+		}
+		m, _, err := buildModel(configured, opts)
+		require.NoError(t, err)
+		return m
+	}
+	mediaStore, _, _, err := f.openMedia(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "agnogo.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mediaStore.Close() })
+	cfg, err := f.agentConfig(a, build(a.ResolvedModel), build(a.ResolvedMemoryModel), nil, mediaStore, opts)
+	require.NoError(t, err)
+	// The Store is the server's; the agent needs one for memories and
+	// offloading.
+	cfg.Store = openParityStore(t)
+	return cfg
+}
+
+// TestParityUnsupportedAgnoKeysSayWhy checks that each option of Agno's
+// Agent that agnogo agents lack is refused with its reason, not taken for
+// a typo or another agent type's key.
+func TestParityUnsupportedAgnoKeysSayWhy(t *testing.T) {
+	t.Parallel()
+	for key, why := range nativeUnsupportedKeys {
+		_, err := parse([]byte(fmt.Sprintf("agents:\n  - id: a\n    %s: true\n", key)), "agnogo.yaml", env(nil))
+		require.Error(t, err, key)
+		require.Contains(t, err.Error(), fmt.Sprintf(`agnogo.yaml:3: key %q in agent "a" is not supported for agnogo agents: %s`, key, why))
+	}
+	for key, why := range toolUnsupportedKeys {
+		_, err := parse([]byte(fmt.Sprintf("agents:\n  - id: a\n    tools: [workspace, {name: read_file, %s: true}]\n", key)), "agnogo.yaml", env(nil))
+		require.Error(t, err, key)
+		require.Contains(t, err.Error(), fmt.Sprintf(`key %q in tool "read_file" of agent "a" is not supported: %s`, key, why))
+	}
+}
+
+// openParityStore opens a SQLite database for one test.
+func openParityStore(t *testing.T) storage.Store {
+	t.Helper()
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "parity.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	return store
+}
+
+// TestParityKeysAreDocumented fails when a key of an agnogo agent, of its
+// workspace, of a tool entry or of a model has no row in docs/config.md.
+func TestParityKeysAreDocumented(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../docs/config.md")
+	require.NoError(t, err)
+	doc := string(data)
+	row := func(key string) string { return "| `" + key + "` |" }
+	keys := append(slices.Clone(agentKeys), agentTypeKeys[TypeNative]...)
+	keys = append(keys, toolOptionKeys...)
+	keys = append(keys, modelKeys...)
+	for _, key := range keys {
+		if key == "enable_user_memories" {
+			require.Contains(t, doc, "`enable_user_memories`", "the alias is documented with update_memory_on_run")
+			continue
+		}
+		require.Contains(t, doc, row(key), "docs/config.md has no row for the key %q", key)
+	}
+	for _, key := range workspaceKeys {
+		require.Contains(t, doc, row("workspace."+key), "docs/config.md has no row for workspace.%s", key)
+	}
+	for _, key := range priceKeys {
+		require.Contains(t, doc, "`"+key+"`", "docs/config.md does not name the price %q", key)
+	}
+	for key := range nativeUnsupportedKeys {
+		require.Contains(t, doc, "`"+key+"`", "docs/config.md does not say %q is not supported", key)
+	}
+	for id := range agent.DefaultPrices() {
+		require.Contains(t, doc, "`"+id+"`", "docs/config.md's price table lacks %s", id)
+	}
+}
