@@ -1,10 +1,8 @@
 package agentos
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -1086,9 +1084,7 @@ func (o *OS) docsRoutes(mux *http.ServeMux) {
 		if buildErr != nil {
 			return
 		}
-		var buf bytes.Buffer
-		buildErr = docsPage.Execute(&buf, o.docsView(routes))
-		page = buf.Bytes()
+		page = docsPage(o.docsView(routes))
 	}
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		once.Do(build)
@@ -1113,7 +1109,7 @@ func (o *OS) docsRoutes(mux *http.ServeMux) {
 	})
 }
 
-// docsView is what the /docs template renders.
+// docsView is what the /redoc page shows.
 type docsView struct {
 	Name, ID, Version string
 	Groups            []docsGroup
@@ -1212,13 +1208,23 @@ func schemaFields(name string) string {
 	return strings.Join(fields, ", ")
 }
 
-// docsPage is the /docs page: plain HTML and inline CSS, nothing fetched.
-var docsPage = template.Must(template.New("docs").Parse(`<!DOCTYPE html>
+// docsPage renders the /redoc page: plain HTML and inline CSS, nothing
+// fetched.
+//
+// The page is written by hand rather than with html/template: a template
+// anywhere in the binary makes the linker keep every exported method of
+// every type (cmd/agnogo's TestBinaryLinksNoTemplates). Each value is escaped
+// as html/template escaped it, text and attributes with [escapeHTML], the
+// fragment of a link with [escapeURLComponent].
+func docsPage(view docsView) []byte {
+	var b strings.Builder
+	name := escapeHTML(view.Name)
+	b.WriteString(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Name}} API</title>
+<title>` + name + ` API</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #1b1b1b; line-height: 1.45; }
 h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; }
@@ -1234,8 +1240,8 @@ section.route h3 { font-size: 1.05rem; margin-bottom: .2rem; }
 </style>
 </head>
 <body>
-<h1>{{.Name}} API</h1>
-<p>os_id <code>{{.ID}}</code> · version <code>{{.Version}}</code> · the same routes as an OpenAPI 3.1 document: <a href="/openapi.json">/openapi.json</a></p>
+<h1>` + name + ` API</h1>
+<p>os_id <code>` + escapeHTML(view.ID) + `</code> · version <code>` + escapeHTML(view.Version) + `</code> · the same routes as an OpenAPI 3.1 document: <a href="/openapi.json">/openapi.json</a></p>
 <p>Runs are created and continued with form fields (<code>multipart/form-data</code> or <code>application/x-www-form-urlencoded</code>) and answered as JSON or as Server-Sent Events; everything else is JSON.
 Errors answer <code>{"detail": "…"}</code> (422: a list of <code>{loc, msg, type}</code>; typed errors add <code>error_id</code> and <code>error_type</code>).
 When the server has a security key or JWT verification configured, routes not marked <span class="open">open</span> need <code>Authorization: Bearer &lt;token&gt;</code>.</p>
@@ -1243,35 +1249,91 @@ When the server has a security key or JWT verification configured, routes not ma
 
 <h2>Routes</h2>
 <table>
-<tr><th>Method</th><th>Path</th><th>Summary</th><th>Auth</th></tr>
-{{- range .Groups}}{{range .Routes}}
-<tr><td class="method {{.Method}}">{{.Method}}</td><td><a href="#{{.Anchor}}"><code>{{.Path}}</code></a></td><td>{{.Summary}}</td><td>{{if .Open}}<span class="open">open</span>{{else}}bearer{{end}}</td></tr>
-{{- end}}{{end}}
-</table>
-{{range .Groups}}
-<h2>{{.Tag}}</h2>
-{{- range .Routes}}
-<section class="route" id="{{.Anchor}}">
-<h3><span class="method {{.Method}}">{{.Method}}</span> <code>{{.Path}}</code> — {{.Summary}}</h3>
-{{- if .Description}}<p>{{.Description}}</p>{{end}}
-{{- if .Params}}
-<table>
-<tr><th>Parameter</th><th>In</th><th>Type</th><th>Default</th><th>Description</th></tr>
-{{- range .Params}}
-<tr><td><code>{{.Name}}</code>{{if .Required}} <strong>required</strong>{{end}}</td><td>{{.In}}</td><td>{{.Type}}</td><td>{{if .Default}}<code>{{.Default}}</code>{{end}}</td><td>{{.Description}}</td></tr>
-{{- end}}
-</table>
-{{- end}}
-{{- if .Body}}<p>Request body: {{.Body}}</p>{{end}}
-<table>
-<tr><th>Status</th><th>When</th></tr>
-{{- range .Responses}}
-<tr><td>{{.Status}}</td><td>{{.What}}</td></tr>
-{{- end}}
-</table>
-</section>
-{{- end}}
-{{end}}
-</body>
-</html>
-`))
+<tr><th>Method</th><th>Path</th><th>Summary</th><th>Auth</th></tr>`)
+	for _, g := range view.Groups {
+		for _, r := range g.Routes {
+			auth := "bearer"
+			if r.Open {
+				auth = `<span class="open">open</span>`
+			}
+			method := escapeHTML(r.Method)
+			fmt.Fprintf(&b, "\n<tr><td class=\"method %s\">%s</td><td><a href=\"#%s\"><code>%s</code></a></td><td>%s</td><td>%s</td></tr>",
+				method, method, escapeURLComponent(r.Anchor), escapeHTML(r.Path), escapeHTML(r.Summary), auth)
+		}
+	}
+	b.WriteString("\n</table>\n")
+	for _, g := range view.Groups {
+		b.WriteString("\n<h2>" + escapeHTML(g.Tag) + "</h2>")
+		for _, r := range g.Routes {
+			writeDocsRoute(&b, r)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n</body>\n</html>\n")
+	return []byte(b.String())
+}
+
+// writeDocsRoute writes the section of the /redoc page about one route.
+func writeDocsRoute(b *strings.Builder, r docsRoute) {
+	method := escapeHTML(r.Method)
+	fmt.Fprintf(b, "\n<section class=\"route\" id=\"%s\">\n<h3><span class=\"method %s\">%s</span> <code>%s</code> — %s</h3>",
+		escapeHTML(r.Anchor), method, method, escapeHTML(r.Path), escapeHTML(r.Summary))
+	if r.Description != "" {
+		b.WriteString("<p>" + escapeHTML(r.Description) + "</p>")
+	}
+	if len(r.Params) > 0 {
+		b.WriteString("\n<table>\n<tr><th>Parameter</th><th>In</th><th>Type</th><th>Default</th><th>Description</th></tr>")
+		for _, p := range r.Params {
+			required, def := "", ""
+			if p.Required {
+				required = " <strong>required</strong>"
+			}
+			if p.Default != "" {
+				def = "<code>" + escapeHTML(p.Default) + "</code>"
+			}
+			fmt.Fprintf(b, "\n<tr><td><code>%s</code>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+				escapeHTML(p.Name), required, escapeHTML(p.In), escapeHTML(p.Type), def, escapeHTML(p.Description))
+		}
+		b.WriteString("\n</table>")
+	}
+	if r.Body != "" {
+		b.WriteString("<p>Request body: " + escapeHTML(r.Body) + "</p>")
+	}
+	b.WriteString("\n<table>\n<tr><th>Status</th><th>When</th></tr>")
+	for _, resp := range r.Responses {
+		fmt.Fprintf(b, "\n<tr><td>%d</td><td>%s</td></tr>", resp.Status, escapeHTML(resp.What))
+	}
+	b.WriteString("\n</table>\n</section>")
+}
+
+// htmlEscaper replaces what html/template replaced in text and in quoted
+// attribute values: what [html.EscapeString] does, and also '+' (against UTF-7
+// sniffing) and NUL.
+var htmlEscaper = strings.NewReplacer(
+	"\x00", "\uFFFD",
+	`"`, "&#34;",
+	"&", "&amp;",
+	"'", "&#39;",
+	"+", "&#43;",
+	"<", "&lt;",
+	">", "&gt;",
+)
+
+// escapeHTML escapes s for HTML text or a quoted attribute value.
+func escapeHTML(s string) string { return htmlEscaper.Replace(s) }
+
+// escapeURLComponent percent-encodes (lowercase hex, as html/template did)
+// every byte of s but RFC 3986's unreserved characters, for a URL's query
+// or fragment. The result needs no further HTML escaping.
+func escapeURLComponent(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02x", c)
+	}
+	return b.String()
+}

@@ -122,7 +122,8 @@ type File struct {
 	MediaURLDeny []string
 	// MediaStorage is where the images, audio, video and files of runs are
 	// kept (see package media): a directory path, or an s3://, gs://,
-	// azblob:// or file:// URL (gocloud.dev/blob's, plus public_url).
+	// azblob:// or file:// URL with the parameters docs/media.md lists
+	// (gs:// and azblob:// in binaries built with their tags).
 	// Defaults to "": the directory media in the data directory — beside
 	// the SQLite database file, or the working directory with PostgreSQL.
 	MediaStorage string

@@ -18,8 +18,8 @@
 // An empty URL or a plain path is a directory on this machine ([NewLocal]);
 // a URL with a scheme is opened by the implementation registered for it
 // with [Register]. Importing github.com/agnogo/agnogo/media/blobstore
-// registers s3://, gs://, azblob:// and file:// (any gocloud.dev/blob
-// bucket); this package itself depends on the standard library and run
+// registers s3:// and file:// (and gs:// and azblob:// in builds with its
+// build tags); this package itself depends on the standard library and run
 // only, so a program that keeps media on local disk does not link the cloud
 // SDKs.
 //

@@ -25,7 +25,6 @@ func (c *cli) rootCommand() *cobra.Command {
 HTTP, with sessions and runs kept in SQLite or PostgreSQL.
 
 Databases are given as sqlite://PATH or postgres://user:pass@host:5432/db.`,
-		Version: versionString(),
 		PersistentPreRun: func(*cobra.Command, []string) {
 			c.started = true
 		},
@@ -35,7 +34,7 @@ Databases are given as sqlite://PATH or postgres://user:pass@host:5432/db.`,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
+	addVersionFlag(root)
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.AddCommand(c.healthCommand(), c.migrateCommand(), c.queueCommand(), c.runCommand(), c.serveCommand(), c.sessionsCommand(), c.versionCommand())

@@ -36,3 +36,32 @@ func (c *cli) versionCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {version, revision, time, modified, go_version} as JSON")
 	return cmd
 }
+
+// addVersionFlag gives root the --version (-v) flag, which prints the same
+// line as `agnogo version`.
+//
+// Cobra's own flag (set Command.Version) prints through a version template,
+// and executing any template makes the linker keep every exported method of
+// every type: tens of megabytes (TestBinaryLinksNoTemplates). So the flag is
+// declared here as cobra declares its own, and answered by the help
+// function: root has no Run (one would add "agnogo [flags]" to its usage),
+// and cobra answers such a command, once its flags are parsed, by calling
+// the help function.
+func addVersionFlag(root *cobra.Command) {
+	var show bool
+	root.Flags().BoolVarP(&show, "version", "v", false, "version for "+root.Name())
+	// Marked as cobra marks its own, so that completion offers nothing
+	// after it.
+	_ = root.Flags().SetAnnotation("version", cobra.FlagSetByCobraAnnotation, []string{"true"})
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		// --help wins over --version, as in cobra.
+		if wantHelp, _ := cmd.Flags().GetBool("help"); cmd != root || !show || wantHelp {
+			help(cmd, args)
+			return
+		}
+		if _, err := fmt.Fprintln(cmd.OutOrStdout(), versionString()); err != nil {
+			cmd.PrintErrln(err)
+		}
+	})
+}

@@ -8,7 +8,7 @@ import (
 	"compress/gzip"
 	"embed"
 	"encoding/json"
-	"html/template"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -40,12 +40,8 @@ type Config struct {
 // decompressed.
 func Handler(c Config) http.Handler {
 	prefix := strings.TrimSuffix(c.Prefix, "/")
-	var page bytes.Buffer
-	if err := pageTemplate.Execute(&page, struct{ Title, Assets string }{c.Title, prefix + "/assets"}); err != nil {
-		panic(err) // the template and its data are constants
-	}
 	specURL, _ := json.Marshal(c.SpecURL) // a JavaScript string literal
-	pageBytes, initBytes := page.Bytes(), []byte(strings.Replace(initScript, "SPEC_URL", string(specURL), 1))
+	pageBytes, initBytes := page(c.Title, prefix+"/assets"), []byte(strings.Replace(initScript, "SPEC_URL", string(specURL), 1))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -155,24 +151,77 @@ func notFound(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, `{"detail":"File not found"}`)
 }
 
-// pageTemplate is the explorer's page: no inline script, so a strict
-// Content-Security-Policy can allow scripts from the server only.
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+// page is the explorer's page, its assets under the URL path assets: no
+// inline script, so a strict Content-Security-Policy can allow scripts from
+// the server only.
+//
+// It is written by hand rather than with html/template: a template
+// anywhere in the binary makes the linker keep every exported method of
+// every type (cmd/agnogo's TestBinaryLinksNoTemplates). The values are
+// escaped as html/template escaped them.
+func page(title, assets string) []byte {
+	title, assets = escapeHTML(title), escapeHTML(normalizeURL(assets))
+	return []byte(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<link rel="icon" type="image/png" href="{{.Assets}}/favicon-32x32.png">
-<link rel="stylesheet" href="{{.Assets}}/swagger-ui.css">
+<title>` + title + `</title>
+<link rel="icon" type="image/png" href="` + assets + `/favicon-32x32.png">
+<link rel="stylesheet" href="` + assets + `/swagger-ui.css">
 </head>
 <body>
 <div id="swagger-ui"></div>
-<script src="{{.Assets}}/swagger-ui-bundle.js"></script>
-<script src="{{.Assets}}/init.js"></script>
+<script src="` + assets + `/swagger-ui-bundle.js"></script>
+<script src="` + assets + `/init.js"></script>
 </body>
 </html>
-`))
+`)
+}
+
+// htmlEscaper replaces what html/template replaced in text and in quoted
+// attribute values: what [html.EscapeString] does, and also '+' (against UTF-7
+// sniffing) and NUL.
+var htmlEscaper = strings.NewReplacer(
+	"\x00", "\uFFFD",
+	`"`, "&#34;",
+	"&", "&amp;",
+	"'", "&#39;",
+	"+", "&#43;",
+	"<", "&lt;",
+	">", "&gt;",
+)
+
+// escapeHTML escapes s for HTML text or a quoted attribute value.
+func escapeHTML(s string) string { return htmlEscaper.Replace(s) }
+
+// normalizeURL makes s safe to start a URL attribute with, as html/template
+// did: a URL whose scheme is not http, https or mailto (javascript:, say)
+// becomes "#ZgotmplZ"; bytes a URL may not hold are percent-encoded
+// (lowercase hex), valid %XX escapes and RFC 3986's reserved characters
+// kept. The result still needs [escapeHTML].
+func normalizeURL(s string) string {
+	if scheme, _, ok := strings.Cut(s, ":"); ok && !strings.Contains(scheme, "/") &&
+		!strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "mailto") {
+		return "#ZgotmplZ"
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("-._~!#$&*+,/:;=?@[]", c) >= 0,
+			c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02x", c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
 
 // initScript starts Swagger UI on the document at SPEC_URL. "Try it out"
 // is on, and the Authorize dialog keeps a bearer token for the session.

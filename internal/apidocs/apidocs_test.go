@@ -82,3 +82,28 @@ func TestUnknownAssetsAndMethods(t *testing.T) {
 	lic := serve(t, http.MethodGet, "/docs/assets/swagger-ui-bundle.js.LICENSE.txt", "")
 	require.Equal(t, http.StatusOK, lic.Code)
 }
+
+// The title and the assets' URL are escaped as html/template escaped them.
+func TestPageEscapesTitleAndPrefix(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		title, prefix string
+		wantTitle     string
+		wantAssets    string
+	}{
+		{"Test API", "/docs", "<title>Test API</title>", `src="/docs/assets/init.js"`},
+		{`<T> & "co's" +1`, "/my docs/é", "<title>&lt;T&gt; &amp; &#34;co&#39;s&#34; &#43;1</title>", `src="/my%20docs/%c3%a9/assets/init.js"`},
+		{"T", `/a"b'<c>?x=1&y=%41%zz`, "<title>T</title>", `src="/a%22b%27%3cc%3e?x=1&amp;y=%41%25zz/assets/init.js"`},
+		{"T", "javascript:alert(1)", "<title>T</title>", `src="#ZgotmplZ/init.js"`},
+	}
+	for _, tt := range tests {
+		h := apidocs.Handler(apidocs.Config{Title: tt.title, SpecURL: "/openapi.json", Prefix: tt.prefix})
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.URL.Path = tt.prefix
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code, tt.prefix)
+		require.Contains(t, rec.Body.String(), tt.wantTitle)
+		require.Contains(t, rec.Body.String(), tt.wantAssets)
+	}
+}

@@ -2,10 +2,6 @@
 
 package blobstore
 
-import (
-	_ "gocloud.dev/blob/azureblob" // azblob://
+import _ "gocloud.dev/blob/azureblob" // azblob://
 
-	"github.com/agnogo/agnogo/media"
-)
-
-func init() { media.Register("azblob", openURL) }
+func init() { register("azblob", openBucketURL) }

@@ -2,6 +2,4 @@
 
 package blobstore
 
-import "github.com/agnogo/agnogo/media"
-
-func init() { media.Register("azblob", notBuiltIn("azblob", "agnogo_azure")) }
+func init() { register("azblob", notBuiltIn("azblob", "agnogo_azure")) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sync/atomic"
@@ -18,20 +19,58 @@ import (
 	"github.com/agnogo/agnogo/media/mediatest"
 )
 
-// fakeS3 is an in-process S3 server.
+// fakeS3 is an in-process S3 server that counts what it is sent.
 type fakeS3 struct {
 	URL     string
 	backend *s3mem.Backend
 	buckets atomic.Int64
+
+	// received counts the bytes of PUT bodies (objects and parts) the
+	// server has read.
+	received atomic.Int64
+	// puts, parts, completes and aborts count the PutObject, UploadPart,
+	// CompleteMultipartUpload and AbortMultipartUpload requests.
+	puts, parts, completes, aborts atomic.Int64
 }
 
 // newFakeS3 starts an S3 server for the test.
 func newFakeS3(t *testing.T) *fakeS3 {
 	t.Helper()
-	backend := s3mem.New()
-	server := httptest.NewServer(gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
+	f := &fakeS3{backend: s3mem.New()}
+	s3 := gofakes3.New(f.backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query := r.URL.Query()
+		switch {
+		case r.Method == http.MethodPut && query.Has("partNumber"):
+			f.parts.Add(1)
+		case r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") == "":
+			f.puts.Add(1)
+		case r.Method == http.MethodPost && query.Has("uploadId"):
+			f.completes.Add(1)
+		case r.Method == http.MethodDelete && query.Has("uploadId"):
+			f.aborts.Add(1)
+		}
+		if r.Method == http.MethodPut {
+			r.Body = &countingBody{ReadCloser: r.Body, count: &f.received}
+		}
+		s3.ServeHTTP(w, r)
+	}))
 	t.Cleanup(server.Close)
-	return &fakeS3{URL: server.URL, backend: backend}
+	f.URL = server.URL
+	return f
+}
+
+// countingBody counts the bytes read from a request body.
+type countingBody struct {
+	io.ReadCloser
+	count *atomic.Int64
+}
+
+// Read reads from the body and counts what it read.
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.count.Add(int64(n))
+	return n, err
 }
 
 // bucketURL creates a bucket and returns its s3:// URL, with extra query

@@ -2,10 +2,6 @@
 
 package blobstore
 
-import (
-	_ "gocloud.dev/blob/gcsblob" // gs://
+import _ "gocloud.dev/blob/gcsblob" // gs://
 
-	"github.com/agnogo/agnogo/media"
-)
-
-func init() { media.Register("gs", openURL) }
+func init() { register("gs", openBucketURL) }

@@ -2,6 +2,4 @@
 
 package blobstore
 
-import "github.com/agnogo/agnogo/media"
-
-func init() { media.Register("gs", notBuiltIn("gs", "agnogo_gcs")) }
+func init() { register("gs", notBuiltIn("gs", "agnogo_gcs")) }
