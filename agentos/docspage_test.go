@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/internal/apidocs"
 )
 
 // The /redoc page escapes every value it shows, in text and in attributes,
@@ -65,7 +67,7 @@ func TestDocsPageEscapers(t *testing.T) {
 		{"é #?", "é #?", "%c3%a9%20%23%3f"},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.html, escapeHTML(tt.in), "escapeHTML(%q)", tt.in)
+		require.Equal(t, tt.html, apidocs.EscapeHTML(tt.in), "EscapeHTML(%q)", tt.in)
 		require.Equal(t, tt.urlComponent, escapeURLComponent(tt.in), "escapeURLComponent(%q)", tt.in)
 	}
 }

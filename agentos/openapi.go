@@ -1306,21 +1306,9 @@ func writeDocsRoute(b *strings.Builder, r docsRoute) {
 	b.WriteString("\n</table>\n</section>")
 }
 
-// htmlEscaper replaces what html/template replaced in text and in quoted
-// attribute values: what [html.EscapeString] does, and also '+' (against UTF-7
-// sniffing) and NUL.
-var htmlEscaper = strings.NewReplacer(
-	"\x00", "\uFFFD",
-	`"`, "&#34;",
-	"&", "&amp;",
-	"'", "&#39;",
-	"+", "&#43;",
-	"<", "&lt;",
-	">", "&gt;",
-)
-
-// escapeHTML escapes s for HTML text or a quoted attribute value.
-func escapeHTML(s string) string { return htmlEscaper.Replace(s) }
+// escapeHTML escapes s for HTML text or a quoted attribute value, as the
+// /docs page does ([apidocs.EscapeHTML]).
+func escapeHTML(s string) string { return apidocs.EscapeHTML(s) }
 
 // escapeURLComponent percent-encodes (lowercase hex, as html/template did)
 // every byte of s but RFC 3986's unreserved characters, for a URL's query

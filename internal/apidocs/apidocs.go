@@ -160,7 +160,7 @@ func notFound(w http.ResponseWriter) {
 // every type (cmd/agnogo's TestBinaryLinksNoTemplates). The values are
 // escaped as html/template escaped them.
 func page(title, assets string) []byte {
-	title, assets = escapeHTML(title), escapeHTML(normalizeURL(assets))
+	title, assets = EscapeHTML(title), EscapeHTML(normalizeURL(assets))
 	return []byte(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -192,14 +192,15 @@ var htmlEscaper = strings.NewReplacer(
 	">", "&gt;",
 )
 
-// escapeHTML escapes s for HTML text or a quoted attribute value.
-func escapeHTML(s string) string { return htmlEscaper.Replace(s) }
+// EscapeHTML escapes s for HTML text or a quoted attribute value, as
+// html/template did in those contexts.
+func EscapeHTML(s string) string { return htmlEscaper.Replace(s) }
 
 // normalizeURL makes s safe to start a URL attribute with, as html/template
 // did: a URL whose scheme is not http, https or mailto (javascript:, say)
 // becomes "#ZgotmplZ"; bytes a URL may not hold are percent-encoded
 // (lowercase hex), valid %XX escapes and RFC 3986's reserved characters
-// kept. The result still needs [escapeHTML].
+// kept. The result still needs [EscapeHTML].
 func normalizeURL(s string) string {
 	if scheme, _, ok := strings.Cut(s, ":"); ok && !strings.Contains(scheme, "/") &&
 		!strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") && !strings.EqualFold(scheme, "mailto") {
