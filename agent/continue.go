@@ -159,9 +159,10 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 
 	messages := src.Messages
 	cut := len(messages)
-	if from.set && from.index > len(messages) {
-		return nil, fmt.Errorf("continue run %s: continue_from %d is past the run's %d messages: want a message index from 0 to %d, end or last_user: %w: %w",
-			src.RunID, from.index, len(messages), len(messages), ErrInvalidRequest, run.ErrContinueOutOfRange)
+	if from.set {
+		if err := run.CheckContinueIndex(from.index, len(messages)); err != nil {
+			return nil, fmt.Errorf("continue run %s: %w", src.RunID, err)
+		}
 	}
 	if from != ContinueFromEnd {
 		cut = from.cutIndex(messages)

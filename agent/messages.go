@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agnogo/agnogo/run"
@@ -55,8 +54,8 @@ func (a *Agent) systemMessage(schema *OutputSchema) string {
 // history returns copies of the messages of the runs that make out's
 // history (storage.HistoryQuery: the last finished runs before it on its
 // branch of the session), flagged from_history. System messages and the
-// earlier runs' own history are left out, and so is the run itself, which a
-// run executed again after a crash or a failed attempt has stored already.
+// earlier runs' own history are left out; the run itself never is part of
+// it, even when an earlier attempt stored it (the history ends before it).
 func (a *Agent) history(ctx context.Context, out *run.Output) ([]*run.Message, error) {
 	runs, err := a.cfg.Store.HistoryRuns(ctx, storage.HistoryQuery{
 		SessionID: out.SessionID, UserID: out.UserID, RunID: out.RunID, ForkedFromRunID: out.ForkedFromRunID, N: a.cfg.NumHistoryRuns,
@@ -64,7 +63,6 @@ func (a *Agent) history(ctx context.Context, out *run.Output) ([]*run.Message, e
 	if err != nil {
 		return nil, fmt.Errorf("load history of session %s: %w", out.SessionID, err)
 	}
-	runs = slices.DeleteFunc(runs, func(past *run.Output) bool { return past.RunID == out.RunID })
 	var history []*run.Message
 	for _, past := range runs {
 		for _, msg := range past.Messages {

@@ -37,16 +37,27 @@ func newDurableServer(t *testing.T, replies []scripted.Reply, tools []tool.Tool,
 // SQLite database at path; several share a database as replicas do.
 func newReplica(t *testing.T, path, executor string, m *scripted.Model, tools []tool.Tool, configure func(*durable.Config)) *server {
 	t.Helper()
+	return newQueuedReplica(t, path, executor, m, func(c *agent.Config) { c.Tools = tools }, configure)
+}
+
+// newQueuedReplica is [newReplica] with a hook on the agent's config too
+// (configureAgent and configureQueue may be nil).
+func newQueuedReplica(t *testing.T, path, executor string, m *scripted.Model, configureAgent func(*agent.Config), configureQueue func(*durable.Config)) *server {
+	t.Helper()
 	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
-	a, err := agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: m, Store: store, Tools: tools})
+	acfg := agent.Config{ID: "assistant", Name: "Assistant", Model: m, Store: store}
+	if configureAgent != nil {
+		configureAgent(&acfg)
+	}
+	a, err := agent.New(acfg)
 	require.NoError(t, err)
 	events := agentos.NewEventLog()
 	qcfg := durable.Config{DatabaseURL: "sqlite:file:" + path, Store: store, Runners: []run.Runner{a}, Events: events,
 		ExecutorID: executor, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if configure != nil {
-		configure(&qcfg)
+	if configureQueue != nil {
+		configureQueue(&qcfg)
 	}
 	q, err := durable.New(t.Context(), qcfg)
 	require.NoError(t, err)

@@ -2,24 +2,18 @@ package agentos_test
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/agentos"
-	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
-	"github.com/agnogo/agnogo/storage/sqlite"
 )
 
 // echo answers each request with "answer to <the last user message>".
@@ -55,24 +49,8 @@ func conversation(req *model.Request) []string {
 // runs that finished before it (the last three, the default), never the
 // runs still queued with it.
 func TestQueuedBackgroundRunsSeeTheirHistory(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "os.db")
-	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
 	m := scripted.New(echo(), scripted.Loop())
-	a, err := agent.New(agent.Config{ID: "assistant", Model: m, Store: store, AddHistoryToContext: true})
-	require.NoError(t, err)
-	events := agentos.NewEventLog()
-	q, err := durable.New(t.Context(), durable.Config{DatabaseURL: "sqlite:file:" + path, Store: store, Runners: []run.Runner{a},
-		Events: events, ExecutorID: "test", PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	require.NoError(t, q.Launch())
-	t.Cleanup(func() { _ = q.Shutdown(time.Second) })
-	os, err := agentos.New(agentos.Config{Store: store, Runners: []run.Runner{a}, Queue: q, Events: events})
-	require.NoError(t, err)
-	ts := httptest.NewServer(os)
-	t.Cleanup(ts.Close)
-	s := &server{Server: ts, model: m, store: store, os: os}
+	s := newQueuedReplica(t, filepath.Join(t.TempDir(), "os.db"), "test", m, func(c *agent.Config) { c.AddHistoryToContext = true }, nil)
 	// The five are accepted at once: each waits for the one before it.
 	var ids []string
 	for k := 1; k <= 5; k++ {

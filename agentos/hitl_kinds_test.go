@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"sync/atomic"
@@ -18,10 +15,8 @@ import (
 
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/agentos"
-	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
-	"github.com/agnogo/agnogo/storage/sqlite"
 	"github.com/agnogo/agnogo/tool"
 )
 
@@ -330,26 +325,7 @@ func (c *offsetClock) now() time.Time { return time.Now().Add(time.Duration(c.ah
 // configure.
 func newQueuedServer(t *testing.T, replies []scripted.Reply, configure func(*agent.Config)) *server {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "os.db")
-	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	m := scripted.New(replies)
-	acfg := agent.Config{ID: "assistant", Name: "Assistant", Model: m, Store: store}
-	configure(&acfg)
-	a, err := agent.New(acfg)
-	require.NoError(t, err)
-	events := agentos.NewEventLog()
-	q, err := durable.New(t.Context(), durable.Config{DatabaseURL: "sqlite:file:" + path, Store: store, Runners: []run.Runner{a}, Events: events,
-		ExecutorID: "test", PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	require.NoError(t, q.Launch())
-	t.Cleanup(func() { _ = q.Shutdown(time.Second) })
-	os, err := agentos.New(agentos.Config{Store: store, Runners: []run.Runner{a}, Queue: q, Events: events})
-	require.NoError(t, err)
-	ts := httptest.NewServer(os)
-	t.Cleanup(ts.Close)
-	return &server{Server: ts, model: m, store: store, os: os}
+	return newQueuedReplica(t, filepath.Join(t.TempDir(), "os.db"), "test", scripted.New(replies), configure, nil)
 }
 
 // TestBackgroundRunCreatedAtIsWhenAccepted: a background run held back by

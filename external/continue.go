@@ -155,9 +155,8 @@ func continueCut(src *run.Output, req *run.ContinueRequest) (int, bool, error) {
 	if err != nil || n < 0 {
 		return 0, false, fmt.Errorf("continue_from %q: want end, last_user or a message index >= 0: %w", req.ContinueFrom, run.ErrInvalidContinue)
 	}
-	if n > len(messages) {
-		return 0, false, fmt.Errorf("continue_from %d is past the run's %d messages: want a message index from 0 to %d, end or last_user: %w: %w",
-			n, len(messages), len(messages), run.ErrInvalidContinue, run.ErrContinueOutOfRange)
+	if err := run.CheckContinueIndex(n, len(messages)); err != nil {
+		return 0, false, err
 	}
 	n = run.SafeCut(messages, n)
 	if n == 0 && req.Input == "" {

@@ -115,3 +115,14 @@ var (
 	// execution that took it over.
 	ErrDisowned = fmt.Errorf("%w: another execution took the run over", ErrInterrupted)
 )
+
+// CheckContinueIndex refuses a continue_from message index past a run's
+// count messages (count itself, the end, is valid): the error wraps
+// [ErrInvalidContinue] and [ErrContinueOutOfRange] and gives the range.
+func CheckContinueIndex(index, count int) error {
+	if index <= count {
+		return nil
+	}
+	return fmt.Errorf("continue_from %d is past the run's %d messages: want a message index from 0 to %d, end or last_user: %w: %w",
+		index, count, count, ErrInvalidContinue, ErrContinueOutOfRange)
+}
