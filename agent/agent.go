@@ -93,7 +93,7 @@ func (a *Agent) ID() string { return a.cfg.ID }
 func (a *Agent) Name() string { return a.cfg.Name }
 
 // Kind implements [run.Runner].
-func (a *Agent) Kind() run.Kind { return run.KindAgent }
+func (a *Agent) Kind() run.Kind { return a.cfg.Kind }
 
 // Stream runs the agent on in and yields the run's events; see [run.Runner].
 // A failed run ends with a RunError event rather than an error value; the

@@ -124,6 +124,12 @@ type Config struct {
 	// empty one turns costs off.
 	Prices PriceTable
 
+	// Kind is what the agent's runs are: run.KindAgent, the default, or
+	// run.KindTeam for the leader of a team (package team builds it): its
+	// runs, sessions and events are then the team's — team_id and
+	// team_name instead of agent_id, session_type team, Team* event names.
+	Kind run.Kind
+
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 	// NewID generates run, session and message ids. Defaults to random UUIDs.
@@ -157,6 +163,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.DelayBetweenRetries == 0 {
 		c.DelayBetweenRetries = time.Second
+	}
+	if c.Kind == "" {
+		c.Kind = run.KindAgent
 	}
 	if c.Now == nil {
 		c.Now = time.Now

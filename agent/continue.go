@@ -146,8 +146,8 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 	switch {
 	case req.SessionID != "" && src.SessionID != req.SessionID:
 		return nil, fmt.Errorf("continue run %s: not in session %s: %w", src.RunID, req.SessionID, ErrRunNotFound)
-	case src.AgentID != "" && src.AgentID != a.cfg.ID:
-		return nil, fmt.Errorf("continue run %s: it belongs to agent %s: %w", src.RunID, src.AgentID, ErrNotContinuable)
+	case src.RunnerID() != "" && src.RunnerID() != a.cfg.ID:
+		return nil, fmt.Errorf("continue run %s: it belongs to %s: %w", src.RunID, src.RunnerID(), ErrNotContinuable)
 	case src.Status == run.StatusCancelled:
 		return nil, fmt.Errorf("continue run %s: it was cancelled: %w", src.RunID, ErrNotContinuable)
 	}
@@ -268,7 +268,7 @@ func applyResolutions(out *run.Output, updates []*run.ToolExecution) {
 			requirements[r.ToolExecution.ToolCallID] = r
 		}
 	}
-	for _, t := range run.PendingTools(out) {
+	for _, t := range run.WaitingCalls(out) {
 		u, ok := byID[t.ToolCallID]
 		if !ok {
 			continue

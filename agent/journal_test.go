@@ -2,81 +2,18 @@ package agent_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/internal/journaltest"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/tool"
 )
-
-// memoryJournal records step results by their number, as a durable engine
-// does: a re-executed run numbers its steps the same way and gets the
-// recorded results back without running them.
-type memoryJournal struct {
-	runID string
-
-	mu      sync.Mutex
-	next    int
-	records map[int][]byte
-	ran     []string // names of the steps actually run
-}
-
-func newMemoryJournal(runID string) *memoryJournal {
-	return &memoryJournal{runID: runID, records: map[int][]byte{}}
-}
-
-// restart begins a re-execution: numbering starts over, records stay.
-func (j *memoryJournal) restart() { j.mu.Lock(); j.next = 0; j.mu.Unlock() }
-
-func (j *memoryJournal) take() int {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.next++
-	return j.next
-}
-
-func (j *memoryJournal) run(ctx context.Context, n int, name string, fn run.StepFunc) ([]byte, error) {
-	j.mu.Lock()
-	recorded, ok := j.records[n]
-	j.mu.Unlock()
-	if ok {
-		return recorded, nil
-	}
-	out, err := fn(run.WithStepKey(ctx, fmt.Sprintf("%s:%d", j.runID, n)))
-	if err != nil {
-		return nil, err
-	}
-	j.mu.Lock()
-	j.records[n] = out
-	j.ran = append(j.ran, name)
-	j.mu.Unlock()
-	return out, nil
-}
-
-func (j *memoryJournal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byte, error) {
-	return j.run(ctx, j.take(), name, fn)
-}
-
-func (j *memoryJournal) Steps(ctx context.Context, names []string, fns []run.StepFunc) ([][]byte, []error) {
-	numbers := make([]int, len(fns))
-	for i := range fns {
-		numbers[i] = j.take()
-	}
-	results, errs := make([][]byte, len(fns)), make([]error, len(fns))
-	var wg sync.WaitGroup
-	for i := range fns {
-		wg.Go(func() { results[i], errs[i] = j.run(ctx, numbers[i], names[i], fns[i]) })
-	}
-	wg.Wait()
-	return results, errs
-}
 
 // TestJournaledRunDoesNotRepeatCompletedSteps: a run crashes (its context is
 // cancelled) while its second model call is in flight. Re-executed with the
@@ -98,13 +35,13 @@ func TestJournaledRunDoesNotRepeatCompletedSteps(t *testing.T) {
 		scripted.Text("Charged once."),
 	}, func(c *agent.Config) { c.Tools = []tool.Tool{charge} })
 
-	journal := newMemoryJournal("r1")
+	journal := journaltest.New("r1")
 	in := &run.Input{InputContent: "charge me", RunID: "r1", SessionID: "s1"}
 	first, _ := b.agent.Run(run.WithJournal(crash, journal), in)
 	require.Equal(t, run.StatusCancelled, first.Status)
-	require.Equal(t, []string{"model", "tool:charge"}, journal.ran, "the crashed model call recorded nothing")
+	require.Equal(t, []string{"model", "tool:charge"}, journal.Ran(), "the crashed model call recorded nothing")
 
-	journal.restart()
+	journal.Restart()
 	out, err := b.agent.Run(run.WithJournal(t.Context(), journal), in)
 	require.NoError(t, err)
 	require.Equal(t, run.StatusCompleted, out.Status)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
@@ -17,6 +18,9 @@ var errPaused = runhost.ErrPaused
 // Attempt implements [runhost.Turn]: one attempt of the model loop.
 func (st *runState) Attempt(ctx context.Context, r *runhost.Run, attempt int) error {
 	st.r = r
+	if st.answered {
+		return nil
+	}
 	if attempt == 1 {
 		st.baseMessages, st.baseTools = len(st.messages), len(st.out.Tools)
 	}
@@ -61,10 +65,28 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 			return nil
 		}
 		stop, err := a.runTools(ctx, st, resp.ToolCalls)
-		if err != nil || stop {
+		if err != nil {
 			return err
 		}
+		if stop {
+			// The run's answer is what the stopping calls returned (a team
+			// that responds directly answers with its member's answer).
+			st.out.Content = stoppedWith(st.out.Tools[len(st.out.Tools)-len(resp.ToolCalls):])
+			return nil
+		}
 	}
+}
+
+// stoppedWith is the answer of a run a tool call stopped: the results of
+// the batch's calls that stop the loop, in call order, one per line.
+func stoppedWith(batch []*run.ToolExecution) string {
+	var results []string
+	for _, t := range batch {
+		if t.StopAfterToolCall && !failedCall(t) && t.Result != nil {
+			results = append(results, *t.Result)
+		}
+	}
+	return strings.Join(results, "\n")
 }
 
 // callModel sends the conversation to the model, streaming deltas to the

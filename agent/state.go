@@ -33,6 +33,9 @@ type runState struct {
 	// schema is the structured answer the run asks for: the run's own
 	// output schema, else the agent's; nil for a text answer.
 	schema *OutputSchema
+	// answered is set when a continued run got its answer from a resolved
+	// call that stops the loop: no model call is left to make.
+	answered bool
 	// baseMessages and baseTools are where a retried attempt starts again.
 	baseMessages, baseTools int
 }
@@ -79,9 +82,8 @@ func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runStat
 	}
 	out := &run.Output{
 		RunID:         runID,
-		AgentID:       a.cfg.ID,
-		AgentName:     a.cfg.Name,
 		SessionID:     sessionID,
+		ParentRunID:   in.ParentRunID,
 		UserID:        in.UserID,
 		Input:         in,
 		Model:         p.info.ID,
@@ -91,6 +93,7 @@ func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runStat
 		CreatedAt:     now.Unix(),
 		Metrics:       &run.RunMetrics{},
 	}
+	out.SetRunner(a.cfg.Kind, a.cfg.ID, a.cfg.Name)
 	out.Metrics.StartTimer(now)
 	out.SessionState = a.mergeSessionState(session, in.SessionState)
 	return &runState{p: p, out: out, session: session, schema: schema}, nil
@@ -119,7 +122,7 @@ func (a *Agent) mergeSessionState(session *storage.Session, updates map[string]a
 // loadSession reads the session, or starts a new one. A session that exists
 // for another user is refused (reported as not found).
 func (a *Agent) loadSession(ctx context.Context, sessionID, userID string) (*storage.Session, error) {
-	fresh := &storage.Session{SessionID: sessionID, SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: userID}
+	fresh := storage.NewSession(a.cfg.Kind, a.cfg.ID, sessionID, userID)
 	if a.cfg.Store == nil {
 		return fresh, nil
 	}

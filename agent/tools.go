@@ -31,6 +31,16 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 		}
 		exec := outcome.Execution
 		st.out.Tools = append(st.out.Tools, exec)
+		// The child runs a call ran (a team's members) count in the run's
+		// metrics, replayed calls included.
+		st.out.Metrics.AddRun(outcome.ChildMetrics)
+		if outcome.Child != nil {
+			// The call waits on a child run that waits for a person: the
+			// run shows the child's requirements.
+			st.out.Requirements = append(st.out.Requirements, outcome.Child.Requirements...)
+			paused = true
+			continue
+		}
 		if outcome.Paused() {
 			prefillUserInput(exec)
 			st.out.Requirements = append(st.out.Requirements, run.NewRequirement(exec, a.cfg.Now()))
@@ -38,7 +48,9 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 			continue
 		}
 		a.appendResult(ctx, st, exec)
-		stop = stop || exec.StopAfterToolCall
+		// A failed call does not stop the loop: the model sees the error
+		// and may try again.
+		stop = stop || (exec.StopAfterToolCall && !failedCall(exec))
 	}
 	a.markCheckpoint(st)
 	if err := ctx.Err(); err != nil {
@@ -55,6 +67,11 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 		return false, errPaused
 	}
 	return stop, nil
+}
+
+// failedCall reports whether a tool call failed.
+func failedCall(exec *run.ToolExecution) bool {
+	return exec.ToolCallError != nil && *exec.ToolCallError
 }
 
 // prefillUserInput gives the user-input fields of a paused call the values
@@ -107,7 +124,7 @@ func (a *Agent) markCheckpoint(st *runState) {
 // yet, each with what the caller must send for it.
 func unresolved(out *run.Output) []string {
 	var waiting []string
-	for _, t := range run.PendingTools(out) {
+	for _, t := range run.WaitingCalls(out) {
 		call := fmt.Sprintf("%s (%s)", t.ToolName, t.ToolCallID)
 		switch {
 		case t.RequiresConfirmation && t.Confirmed == nil:
@@ -140,9 +157,25 @@ func missingInput(t *run.ToolExecution) []string {
 }
 
 // resolvePending runs (or reports the rejection of) each paused tool of a
-// continued run, in call order, so the model sees every result.
+// continued run, in call order, so the model sees every result. A call
+// that waits on a child run is resumed by its tool; when the child pauses
+// again, so does the run, with the calls after it left waiting.
 func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
-	for _, t := range run.PendingTools(st.out) {
+	pending := run.PendingTools(st.out)
+	defer func() {
+		// A resolved call that stops the loop answers the run, as it would
+		// have had it not waited.
+		if answer := stoppedWith(pending); answer != "" && run.PendingTools(st.out) == nil {
+			st.out.Content, st.answered = answer, true
+		}
+	}()
+	for _, t := range pending {
+		if st.out.WaitsOnChild(t) {
+			if paused, err := a.resumeChild(ctx, st, t); paused || err != nil {
+				return err
+			}
+			continue
+		}
 		switch {
 		case t.RequiresConfirmation && !*t.Confirmed:
 			note := strings.TrimSpace(t.ConfirmationNote)
@@ -174,6 +207,29 @@ func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
 		}
 	}
 	return nil
+}
+
+// resumeChild finishes a call that waited on a child run, now that the
+// child's requirements are resolved. It reports a child that paused again:
+// the run then pauses with the child's new requirements.
+func (a *Agent) resumeChild(ctx context.Context, st *runState, t *run.ToolExecution) (paused bool, err error) {
+	journal, _ := run.JournalFrom(ctx)
+	resolved := st.out.ChildRequirements(t.ChildRunID)
+	outcome := tool.Resume(ctx, st.p.tools, t, resolved, tool.ExecuteOptions{Now: a.cfg.Now, RunID: st.out.RunID, Journal: journal})
+	st.out.Metrics.AddRun(outcome.ChildMetrics)
+	if outcome.Child != nil {
+		// The child's resolved requirements make way for its new ones.
+		kept := st.out.Requirements[:0:0]
+		for _, r := range st.out.Requirements {
+			if r.MemberRunID != t.ChildRunID {
+				kept = append(kept, r)
+			}
+		}
+		st.out.Requirements = append(kept, outcome.Child.Requirements...)
+		return true, errPaused
+	}
+	a.appendResult(ctx, st, t)
+	return false, ctx.Err()
 }
 
 // callTool runs one tool the person approved (or answered), bypassing its

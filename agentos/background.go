@@ -15,9 +15,9 @@ import (
 // Background runs (background=true; runtime.md §15): the run is recorded as
 // PENDING before the answer, then executes after the request has ended, at
 // most BackgroundMaxConcurrency at a time. A client polls
-// GET /agents/{id}/runs/{run_id}, or, with stream=true, follows the run's
-// events through the event log; leaving the stream does not stop the run,
-// and POST …/resume picks it up again. A run cancelled while it
+// GET /agents/{id}/runs/{run_id} (a team's: /teams/…), or, with
+// stream=true, follows the run's events through the event log; leaving the
+// stream does not stop the run, and POST …/resume picks it up again. A run cancelled while it
 // waits for a slot ends CANCELLED without starting. Every accepted run ends
 // in a terminal state in the store: the runner's own, or one written here
 // when the runner could not start or ended without one.
@@ -50,7 +50,7 @@ func (o *OS) startBackground(w http.ResponseWriter, r *http.Request, runner run.
 	}
 	// The run outlives the request but keeps its values (the caller's identity).
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	done, ok := o.track(in.RunID, &inflightRun{agentID: runner.ID(), sessionID: in.SessionID, userID: in.UserID, cancel: cancel})
+	done, ok := o.track(in.RunID, &inflightRun{runner: runner, sessionID: in.SessionID, userID: in.UserID, cancel: cancel})
 	if !ok {
 		cancel()
 		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
@@ -156,7 +156,7 @@ func (o *OS) runBackground(ctx context.Context, cancel context.CancelFunc, done 
 	}
 	defer o.releaseSlot()
 	var last run.Event
-	meta := &inflightRun{agentID: runner.ID(), sessionID: in.SessionID, userID: in.UserID}
+	meta := &inflightRun{runner: runner, sessionID: in.SessionID, userID: in.UserID}
 	for event, err := range o.logFailure(ctx, meta, runner.Stream(ctx, in)) {
 		if err != nil {
 			status = o.settle(in, runner, run.StatusError, err.Error())
@@ -165,7 +165,7 @@ func (o *OS) runBackground(ctx context.Context, cancel context.CancelFunc, done 
 			}
 			return
 		}
-		o.events.Append(event)
+		o.events.AppendTo(in.RunID, event) // a team member's events too: its stream is the team run's
 		last = event
 	}
 	if final, ok := run.FinalStatus(last); ok {
@@ -188,11 +188,12 @@ func (o *OS) settle(in *run.Input, runner run.Runner, status run.Status, message
 	if err != nil {
 		o.log.Error("background run: final state not written", slog.String("run_id", in.RunID), slog.String("error", err.Error()))
 	}
-	base := run.BaseEvent{RunID: in.RunID, SessionID: in.SessionID, AgentID: runner.ID(), AgentName: runner.Name(), CreatedAt: o.cfg.Now().Unix()}
+	base := runnerBase(runner, in.RunID, in.SessionID)
+	base.CreatedAt = o.cfg.Now().Unix()
 	if status == run.StatusCancelled {
-		o.events.Append(&run.RunCancelled{BaseEvent: base, Reason: message})
+		o.events.AppendTo(in.RunID, &run.RunCancelled{BaseEvent: base, Reason: message})
 	} else {
-		o.events.Append(&run.RunError{BaseEvent: base, Content: message})
+		o.events.AppendTo(in.RunID, &run.RunError{BaseEvent: base, Content: message})
 	}
 	return status
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/postgres"
 	"github.com/agnogo/agnogo/storage/sqlite"
+	"github.com/agnogo/agnogo/team"
 )
 
 // badTexts are text a database cannot store: a NUL character, and a byte
@@ -59,7 +60,10 @@ func testBadText(t *testing.T, store storage.Store) {
 	m := scripted.New([]scripted.Reply{scripted.Text("stored")})
 	a, err := agent.New(agent.Config{ID: "assistant", Name: "Assistant", Model: m, Store: store})
 	require.NoError(t, err)
-	os, err := agentos.New(agentos.Config{Store: store, Runners: []run.Runner{a}})
+	leader := scripted.New(nil)
+	crew, err := team.New(team.Config{ID: "crew", Model: leader, Members: []run.Runner{a}, Store: store})
+	require.NoError(t, err)
+	os, err := agentos.New(agentos.Config{Store: store, Runners: []run.Runner{a, crew}})
 	require.NoError(t, err)
 	ts := httptest.NewServer(os)
 	t.Cleanup(ts.Close)
@@ -69,7 +73,7 @@ func testBadText(t *testing.T, store storage.Store) {
 	ran := decode[map[string]any](t, s.postForm(t, "/agents/assistant/runs", url.Values{"message": {"hi"}, "session_id": {"s1"}, "stream": {"false"}}))
 	require.Equal(t, "stored", ran["content"])
 	memory := s.createMemory(t, "u1", "likes tea")
-	ids := map[string]string{"agent_id": "assistant", "session_id": "s1", "run_id": ran["run_id"].(string),
+	ids := map[string]string{"agent_id": "assistant", "team_id": "crew", "session_id": "s1", "run_id": ran["run_id"].(string),
 		"memory_id": memory["memory_id"].(string), "message_index": "0", "db_id": "agnogo-db"}
 	calls := len(m.Requests())
 
@@ -138,6 +142,7 @@ func testBadText(t *testing.T, store storage.Store) {
 	t.Logf("%d requests: statuses %v", sent, statuses)
 	require.Empty(t, wrong, "%d of %d requests were not refused with 422", len(wrong), sent)
 	require.Len(t, m.Requests(), calls, "no refused run called the model")
+	require.Empty(t, leader.Requests(), "no refused team run called the leader's model")
 	require.Greater(t, sent, 300, "the sweep reached every route")
 }
 

@@ -106,9 +106,8 @@ func checkpoints(out *run.Output) []checkpoint {
 	return list
 }
 
-func (o *OS) handleListCheckpoints(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok || !o.needStore(w) {
+func (o *OS) handleListCheckpoints(w http.ResponseWriter, r *http.Request, runner run.Runner) {
+	if !o.needStore(w) {
 		return
 	}
 	out, ok := o.storedRun(w, r, runner)
@@ -118,9 +117,8 @@ func (o *OS) handleListCheckpoints(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"run_id": out.RunID, "session_id": out.SessionID, "checkpoints": checkpoints(out)})
 }
 
-func (o *OS) handleGetCheckpoint(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok || !o.needStore(w) {
+func (o *OS) handleGetCheckpoint(w http.ResponseWriter, r *http.Request, runner run.Runner) {
+	if !o.needStore(w) {
 		return
 	}
 	index, err := strconv.Atoi(r.PathValue("message_index"))

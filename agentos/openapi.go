@@ -97,17 +97,20 @@ var (
 
 // Errors shared by many routes.
 var (
-	eAgentNotFound = apiError{http.StatusNotFound, "no agent has this id"}
-	eValidation    = apiError{http.StatusUnprocessableEntity, "a field is missing or does not parse (the detail lists each one)"}
-	eNoStore       = apiError{http.StatusServiceUnavailable, "the server has no database"}
-	eBadRequest    = apiError{http.StatusBadRequest, "the request is invalid (the detail says why)"}
-	eDBNotFound    = apiError{http.StatusNotFound, "db_id names a database this server does not have"}
-	eNoQueue       = apiError{http.StatusServiceUnavailable, "the server has no durable queue (queue.durable: false)"}
+	eValidation = apiError{http.StatusUnprocessableEntity, "a field is missing or does not parse (the detail lists each one)"}
+	eNoStore    = apiError{http.StatusServiceUnavailable, "the server has no database"}
+	eBadRequest = apiError{http.StatusBadRequest, "the request is invalid (the detail says why)"}
+	eDBNotFound = apiError{http.StatusNotFound, "db_id names a database this server does not have"}
+	eNoQueue    = apiError{http.StatusServiceUnavailable, "the server has no durable queue (queue.durable: false)"}
 )
 
 // apiRoutes is every route the server can mount, in the order the document
-// lists them.
-var apiRoutes = []apiRoute{
+// lists them: the system's, the same routes for agents and for teams, then
+// the rest.
+var apiRoutes = slices.Concat(systemAPIRoutes, componentAPIRoutes(agentAPI), componentAPIRoutes(teamAPI), otherAPIRoutes)
+
+// systemAPIRoutes document the routes a client probes first.
+var systemAPIRoutes = []apiRoute{
 	// System.
 	{
 		method: "GET", path: "/{$}", id: "root", tag: "System", open: true,
@@ -154,161 +157,206 @@ var apiRoutes = []apiRoute{
 		summary: "The routes as a self-contained HTML reference page, with no script",
 		ok:      apiResponse{status: 200, description: "An HTML page listing every route.", contentType: "text/html"},
 	},
+}
 
-	// Agents.
-	{
-		method: "GET", path: "/agents", id: "list_agents", tag: "Agents",
-		summary: "List the agents the caller may see",
-		ok:      apiResponse{status: 200, description: "A JSON array of agents (not paginated).", schema: "Agent", array: true},
-	},
-	{
-		method: "GET", path: "/agents/{agent_id}", id: "get_agent", tag: "Agents",
-		summary: "One agent",
-		ok:      apiResponse{status: 200, description: "The agent.", schema: "Agent"},
-		errors:  []apiError{eAgentNotFound},
-	},
-	{
-		method: "POST", path: "/agents/{agent_id}/runs", id: "create_agent_run", tag: "Agents",
-		summary: "Run an agent on a message",
-		description: "The request is a multipart/form-data or application/x-www-form-urlencoded form, not JSON. " +
-			"With stream=true (the default) the answer is a Server-Sent-Events stream, one `event: Name` / `data: {JSON}` " +
-			"frame per run event: RunStarted, RunContent deltas, tool-call events, then RunCompleted (whose content is the " +
-			"full answer), RunError, RunCancelled or RunPaused. With stream=false the answer is the finished run as JSON. " +
-			"A client that disconnects cancels the run. Form fields that are not listed are passed to the run as metadata.",
-		form: []apiParam{
-			{name: "message", typ: "string", required: true, description: "The user's message."},
-			{name: "stream", typ: "boolean", def: true, description: "Answer with an SSE stream of run events (true) or the finished run as JSON (false)."},
-			{name: "session_id", typ: "string", description: "Continue this session; a new session id is made when left out."},
-			{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
-			{name: "session_state", typ: "object", description: "JSON object merged into the session state."},
-			{name: "metadata", typ: "object", description: "JSON object stored on the run."},
-			{name: "dependencies", typ: "object", description: "JSON object of run dependencies (accepted, checked, not used by native agents)."},
-			{name: "output_schema", typ: "object", description: `JSON Schema of a structured answer for this run (its root "type": "object"); the run's content is then the parsed object and content_type the schema's title.`},
-			{name: "files", typ: "files", description: "Uploaded files (multipart only), each an image, audio clip, video or document (PDF, text, Markdown, CSV, JSON, HTML, Office), classified by content type or, for application/octet-stream, by extension."},
-			{name: "files_metadata", typ: "array", description: "JSON array of objects, matched to files by position (accepted for compatibility)."},
-			{name: "images", typ: "array", description: "JSON array of images ({url} or {content: base64, mime_type})."},
-			{name: "audio", typ: "array", description: "JSON array of audio clips."},
-			{name: "videos", typ: "array", description: "JSON array of videos."},
-			{name: "input_files", typ: "array", description: "JSON array of files ({content: base64, mime_type, filename})."},
-			{name: "background", typ: "boolean", def: false, description: "Run after the request ends: the run is stored as PENDING and the answer is 202 {run_id, session_id, status} (stream=false) or the run's event stream, which the client may leave without stopping the run (stream=true). Poll GET /agents/{agent_id}/runs/{run_id}. Needs a database."},
-		},
-		ok: apiResponse{status: 200, description: "The finished run (stream=false) or its event stream (stream=true). A background run with stream=false answers 202 {run_id, session_id, status: \"PENDING\"} instead.", schema: "RunOutput", sse: true},
-		errors: []apiError{
-			{http.StatusBadRequest, "the form does not parse, an uploaded file is empty or of an unsupported type, or background=true without a database"},
-			eAgentNotFound, eValidation,
-			{http.StatusServiceUnavailable, "the server is shutting down"},
-		},
-	},
-	{
-		method: "GET", path: "/agents/{agent_id}/runs", id: "list_agent_runs", tag: "Agents",
-		summary: "The agent's runs in one session",
-		query: []apiParam{
-			qRunSessionID,
-			{name: "status", typ: "string", enum: []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}, description: "Only runs with this status."},
-			qUserID,
-		},
-		ok:     apiResponse{status: 200, description: "A JSON array of runs, oldest first.", schema: "RunOutput", array: true},
-		errors: []apiError{eAgentNotFound, eValidation, eNoStore},
-	},
-	{
-		method: "GET", path: "/agents/{agent_id}/runs/{run_id}", id: "get_agent_run", tag: "Agents",
-		summary: "One run of the agent",
-		query:   []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to; a run of another session is not found."}, qUserID},
-		ok:      apiResponse{status: 200, description: "The run.", schema: "RunOutput"},
-		errors:  []apiError{{http.StatusNotFound, "no such agent, or no such run of it"}, eNoStore},
-	},
-	{
-		method: "POST", path: "/agents/{agent_id}/runs/{run_id}/cancel", id: "cancel_agent_run", tag: "Agents",
-		summary: "Cancel a run in flight",
-		description: "The run stops at its next step and is stored as CANCELLED; its stream ends with RunCancelled. " +
-			"Cancelling a run that already ended answers 200 and changes nothing.",
-		query:  []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to."}, qUserID},
-		ok:     apiResponse{status: 200, description: "An empty JSON object.", schema: "Empty"},
-		errors: []apiError{{http.StatusNotFound, "no such agent, or no such run of it"}},
-	},
-	{
-		method: "POST", path: "/agents/{agent_id}/runs/{run_id}/continue", id: "continue_agent_run", tag: "Agents",
-		summary: "Continue a run: resolve a pause, add a message, or fork",
-		description: "A form, like run creation. Resolves the requirements of a PAUSED run (tools), or continues a finished " +
-			"run with a new message (input), from its end or an earlier message (continue_from), optionally on a copy (fork).",
-		form: []apiParam{
-			{name: "session_id", typ: "string", required: true, description: "The session the run belongs to."},
-			{name: "tools", typ: "array", description: "JSON array of tool executions: the paused run's calls, answered — confirmed true or false, " +
-				"the values of user_input_schema filled in (each of its field_type), or the result of an external execution."},
-			{name: "input", typ: "string", description: "A new user message."},
-			{name: "continue_from", typ: "string", def: "end", description: `"end", "last_user", or a message index.`},
-			{name: "fork", typ: "boolean", def: false, description: "Continue on a copy of the run, with a new run id."},
-			{name: "stream", typ: "boolean", def: true, description: "Answer with an SSE stream (true) or the finished run as JSON (false)."},
-			{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
-		},
-		ok: apiResponse{status: 200, description: "The continued run (stream=false) or its event stream (stream=true).", schema: "RunOutput", sse: true},
-		errors: []apiError{
-			{http.StatusBadRequest, "the form does not parse, continue_from is invalid, a paused call is left unanswered, tools names a call the run " +
-				"does not have or a value of the wrong type, or the agent's runs cannot be continued; the detail says what to send"},
-			{http.StatusNotFound, "no such agent, or no such run of it"},
-			{http.StatusConflict, "the run cannot be continued (for example it was cancelled)"},
-			eValidation,
-			{http.StatusServiceUnavailable, "the server is shutting down"},
-		},
-	},
-	{
-		method: "POST", path: "/agents/{agent_id}/runs/{run_id}/resume", id: "resume_agent_run", tag: "Agents",
-		summary: "Pick up a run's event stream again",
-		description: "An SSE stream of the run's events after last_event_index (every streamed event carries its event_index). " +
-			"A finished run: a `replay` frame, then the events. A run in flight: `catch_up` and the missed events, `subscribed`, " +
-			"then its live events until it ends, with a `: heartbeat` comment after 30 s of silence. A run no longer in the " +
-			"server's event stream is answered from the events stored on its row (agents with store_events). An unknown run, " +
-			"or one of another user, gets an `error` frame.",
-		form: []apiParam{
-			{name: "last_event_index", typ: "integer", def: -1, description: "The last event_index the client saw; -1 (or left out) for every event."},
-			{name: "session_id", typ: "string", description: "The session the run belongs to."},
-			{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
-		},
-		ok:     apiResponse{status: 200, description: "The run's event stream.", sse: true},
-		errors: []apiError{eAgentNotFound, eValidation},
-	},
-	{
-		method: "GET", path: "/agents/{agent_id}/runs/{run_id}/checkpoints", id: "list_agent_run_checkpoints", tag: "Agents",
-		summary: "The places a run can be continued from",
-		description: "Derived from the stored run: every message marked as a checkpoint (the last tool result of a batch), " +
-			"the run's last checkpoint, and the end of its messages. Continue from one with POST …/continue and " +
-			"continue_from=<message_index>.",
-		query:  []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to; a run of another session is not found."}, qUserID},
-		ok:     apiResponse{status: 200, description: "{run_id, session_id, checkpoints: [...]}, in message order.", schema: "Checkpoints"},
-		errors: []apiError{{http.StatusNotFound, "no such agent, or no such run of it"}, eNoStore},
-	},
-	{
-		method: "GET", path: "/agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", id: "get_agent_run_checkpoint", tag: "Agents",
-		summary:     "The run as of one checkpoint",
-		description: "The run cut after message_index messages (moved down so no tool call is separated from its results), with the tools and requirements of dropped messages pruned. The stored run is not changed.",
-		query:       []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to; a run of another session is not found."}, qUserID},
-		ok:          apiResponse{status: 200, description: "{checkpoint, snapshot}: the entry and the truncated run.", schema: "CheckpointSnapshot"},
-		errors: []apiError{
-			{http.StatusBadRequest, "message_index is beyond the run's messages"},
-			{http.StatusNotFound, "no such agent, or no such run of it"}, eValidation, eNoStore,
-		},
-	},
-	{
-		method: "POST", path: "/agents/{agent_id}/sessions/{session_id}/fork", id: "fork_agent_session", tag: "Agents",
-		summary:     "Copy a session into a new one",
-		description: "Deep-copies the session and its runs; every copied run gets a new run id.",
-		query:       []apiParam{qUserID, qDBID},
-		ok:          apiResponse{status: 200, description: "The new session's id and the one it was forked from.", schema: "ForkedSession"},
-		errors:      []apiError{{http.StatusNotFound, "no such agent, or no session of it with this id"}, eDBNotFound, eValidation, eNoStore},
-	},
+// componentAPI describes the routes of one component kind, agents or
+// teams: the same routes and handlers under /agents and /teams.
+type componentAPI struct {
+	// plural is the path's first segment and the tag's lower case:
+	// "agents"; param is the path wildcard naming one: "agent_id".
+	plural, param string
+	// one is the kind in a sentence ("agent"), a its article ("an").
+	one, a string
+	// tag groups the routes; schema names the listing's item schema.
+	tag, schema string
+	// events describes the stream of a run.
+	events string
+	// createForm lists the form fields of run creation beyond the shared
+	// ones.
+	createForm []apiParam
+}
 
-	// Teams and workflows: none are served; listed so clients that ask find none.
-	{
-		method: "GET", path: "/teams", id: "list_teams", tag: "Teams",
-		summary: "List teams (always empty: agnogo serves agents)",
-		ok:      apiResponse{status: 200, description: "An empty JSON array.", schema: "Empty", array: true},
-	},
-	{
-		method: "GET", path: "/teams/{team_id}", id: "get_team", tag: "Teams",
-		summary: "One team (none exist)",
-		ok:      apiResponse{status: 200, description: "Never: there are no teams.", schema: "Empty"},
-		errors:  []apiError{{http.StatusNotFound, "always: there are no teams"}},
-	},
+// The documented components.
+var (
+	agentAPI = componentAPI{plural: "agents", param: "agent_id", one: "agent", a: "an", tag: "Agents", schema: "Agent",
+		events: "RunStarted, RunContent deltas, tool-call events, then RunCompleted (whose content is the full answer), " +
+			"RunError, RunCancelled or RunPaused"}
+	teamAPI = componentAPI{plural: "teams", param: "team_id", one: "team", a: "a", tag: "Teams", schema: "Team",
+		events: "the team's own events under their Team* names — TeamRunStarted, TeamRunContent deltas, TeamToolCallStarted " +
+			"for each delegation, then TeamRunCompleted (whose content is the full answer), TeamRunError, TeamRunCancelled or " +
+			"TeamRunPaused — with its members' events in between under their own names (RunStarted … RunCompleted, with the " +
+			"member's agent_id and run_id and parent_run_id the team's run)",
+		createForm: []apiParam{{name: "monitor", typ: "boolean", def: true, description: "Accepted for compatibility with Agno; not used."}}}
+)
+
+// componentAPIRoutes documents the routes of a component kind.
+func componentAPIRoutes(c componentAPI) []apiRoute {
+	base := "/" + c.plural + "/{" + c.param + "}"
+	notFound := apiError{http.StatusNotFound, "no " + c.one + " has this id"}
+	runNotFound := apiError{http.StatusNotFound, "no such " + c.one + ", or no such run of it"}
+	sessionQuery := apiParam{name: "session_id", typ: "string", description: "The session the run belongs to; a run of another session is not found."}
+	return []apiRoute{
+		{
+			method: "GET", path: "/" + c.plural, id: "list_" + c.plural, tag: c.tag,
+			summary: "List the " + c.plural + " the caller may see",
+			ok:      apiResponse{status: 200, description: "A JSON array of " + c.plural + " (not paginated).", schema: c.schema, array: true},
+		},
+		{
+			method: "GET", path: base, id: "get_" + c.one, tag: c.tag,
+			summary: "One " + c.one,
+			ok:      apiResponse{status: 200, description: "The " + c.one + ".", schema: c.schema},
+			errors:  []apiError{notFound},
+		},
+		{
+			method: "POST", path: base + "/runs", id: "create_" + c.one + "_run", tag: c.tag,
+			summary: "Run " + c.a + " " + c.one + " on a message",
+			description: "The request is a multipart/form-data or application/x-www-form-urlencoded form, not JSON. " +
+				"With stream=true (the default) the answer is a Server-Sent-Events stream, one `event: Name` / `data: {JSON}` " +
+				"frame per run event: " + c.events + ". With stream=false the answer is the finished run as JSON. " +
+				"A client that disconnects cancels the run. Form fields that are not listed are passed to the run as metadata.",
+			form: append([]apiParam{
+				{name: "message", typ: "string", required: true, description: "The user's message."},
+				{name: "stream", typ: "boolean", def: true, description: "Answer with an SSE stream of run events (true) or the finished run as JSON (false)."},
+				{name: "session_id", typ: "string", description: "Continue this session; a new session id is made when left out."},
+				{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
+				{name: "session_state", typ: "object", description: "JSON object merged into the session state."},
+				{name: "metadata", typ: "object", description: "JSON object stored on the run."},
+				{name: "dependencies", typ: "object", description: "JSON object of run dependencies (accepted, checked, not used by native agents)."},
+				{name: "output_schema", typ: "object", description: `JSON Schema of a structured answer for this run (its root "type": "object"); the run's content is then the parsed object and content_type the schema's title.`},
+				{name: "files", typ: "files", description: "Uploaded files (multipart only), each an image, audio clip, video or document (PDF, text, Markdown, CSV, JSON, HTML, Office), classified by content type or, for application/octet-stream, by extension."},
+				{name: "files_metadata", typ: "array", description: "JSON array of objects, matched to files by position (accepted for compatibility)."},
+				{name: "images", typ: "array", description: "JSON array of images ({url} or {content: base64, mime_type})."},
+				{name: "audio", typ: "array", description: "JSON array of audio clips."},
+				{name: "videos", typ: "array", description: "JSON array of videos."},
+				{name: "input_files", typ: "array", description: "JSON array of files ({content: base64, mime_type, filename})."},
+				{name: "background", typ: "boolean", def: false, description: "Run after the request ends: the run is stored as PENDING and the answer is 202 {run_id, session_id, status} (stream=false) or the run's event stream, which the client may leave without stopping the run (stream=true). Poll GET " + base + "/runs/{run_id}. Needs a database."},
+			}, c.createForm...),
+			ok: apiResponse{status: 200, description: "The finished run (stream=false) or its event stream (stream=true). A background run with stream=false answers 202 {run_id, session_id, status: \"PENDING\"} instead.", schema: "RunOutput", sse: true},
+			errors: []apiError{
+				{http.StatusBadRequest, "the form does not parse, an uploaded file is empty or of an unsupported type, or background=true without a database"},
+				notFound, eValidation,
+				{http.StatusServiceUnavailable, "the server is shutting down"},
+			},
+		},
+		{
+			method: "GET", path: base + "/runs", id: "list_" + c.one + "_runs", tag: c.tag,
+			summary: "The " + c.one + "'s runs in one session",
+			query: []apiParam{
+				qRunSessionID,
+				{name: "status", typ: "string", enum: []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}, description: "Only runs with this status."},
+				qUserID,
+			},
+			ok:     apiResponse{status: 200, description: "A JSON array of runs, oldest first.", schema: "RunOutput", array: true},
+			errors: []apiError{notFound, eValidation, eNoStore},
+		},
+		{
+			method: "GET", path: base + "/runs/{run_id}", id: "get_" + c.one + "_run", tag: c.tag,
+			summary: "One run of the " + c.one,
+			query:   []apiParam{sessionQuery, qUserID},
+			ok:      apiResponse{status: 200, description: "The run.", schema: "RunOutput"},
+			errors:  []apiError{runNotFound, eNoStore},
+		},
+		{
+			method: "POST", path: base + "/runs/{run_id}/cancel", id: "cancel_" + c.one + "_run", tag: c.tag,
+			summary: "Cancel a run in flight",
+			description: "The run stops at its next step and is stored as CANCELLED; its stream ends with " + c.cancelled() + ". " +
+				"Cancelling a run that already ended answers 200 and changes nothing.",
+			query:  []apiParam{{name: "session_id", typ: "string", description: "The session the run belongs to."}, qUserID},
+			ok:     apiResponse{status: 200, description: "An empty JSON object.", schema: "Empty"},
+			errors: []apiError{runNotFound},
+		},
+		{
+			method: "POST", path: base + "/runs/{run_id}/continue", id: "continue_" + c.one + "_run", tag: c.tag,
+			summary: "Continue a run: resolve a pause, add a message, or fork",
+			description: "A form, like run creation. Resolves the requirements of a PAUSED run (tools), or continues a finished " +
+				"run with a new message (input), from its end or an earlier message (continue_from), optionally on a copy (fork).",
+			form: []apiParam{
+				{name: "session_id", typ: "string", required: true, description: "The session the run belongs to."},
+				{name: "tools", typ: "array", description: "JSON array of tool executions: the paused run's calls, answered — confirmed true or false, " +
+					"the values of user_input_schema filled in (each of its field_type), or the result of an external execution."},
+				{name: "input", typ: "string", description: "A new user message."},
+				{name: "continue_from", typ: "string", def: "end", description: `"end", "last_user", or a message index.`},
+				{name: "fork", typ: "boolean", def: false, description: "Continue on a copy of the run, with a new run id."},
+				{name: "stream", typ: "boolean", def: true, description: "Answer with an SSE stream (true) or the finished run as JSON (false)."},
+				{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
+			},
+			ok: apiResponse{status: 200, description: "The continued run (stream=false) or its event stream (stream=true).", schema: "RunOutput", sse: true},
+			errors: []apiError{
+				{http.StatusBadRequest, "the form does not parse, continue_from is invalid, a paused call is left unanswered, tools names a call the run " +
+					"does not have or a value of the wrong type, or the " + c.one + "'s runs cannot be continued; the detail says what to send"},
+				runNotFound,
+				{http.StatusConflict, "the run cannot be continued (for example it was cancelled)"},
+				eValidation,
+				{http.StatusServiceUnavailable, "the server is shutting down"},
+			},
+		},
+		{
+			method: "POST", path: base + "/runs/{run_id}/resume", id: "resume_" + c.one + "_run", tag: c.tag,
+			summary: "Pick up a run's event stream again",
+			description: "An SSE stream of the run's events after last_event_index (every streamed event carries its event_index). " +
+				"A finished run: a `replay` frame, then the events. A run in flight: `catch_up` and the missed events, `subscribed`, " +
+				"then its live events until it ends, with a `: heartbeat` comment after 30 s of silence. A run no longer in the " +
+				"server's event stream is answered from the events stored on its row (" + c.plural + " with store_events). An unknown run, " +
+				"or one of another user, gets an `error` frame.",
+			form: []apiParam{
+				{name: "last_event_index", typ: "integer", def: -1, description: "The last event_index the client saw; -1 (or left out) for every event."},
+				{name: "session_id", typ: "string", description: "The session the run belongs to."},
+				{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
+			},
+			ok:     apiResponse{status: 200, description: "The run's event stream.", sse: true},
+			errors: []apiError{notFound, eValidation},
+		},
+		{
+			method: "GET", path: base + "/runs/{run_id}/checkpoints", id: "list_" + c.one + "_run_checkpoints", tag: c.tag,
+			summary: "The places a run can be continued from",
+			description: "Derived from the stored run: every message marked as a checkpoint (the last tool result of a batch), " +
+				"the run's last checkpoint, and the end of its messages. Continue from one with POST …/continue and " +
+				"continue_from=<message_index>.",
+			query:  []apiParam{sessionQuery, qUserID},
+			ok:     apiResponse{status: 200, description: "{run_id, session_id, checkpoints: [...]}, in message order.", schema: "Checkpoints"},
+			errors: []apiError{runNotFound, eNoStore},
+		},
+		{
+			method: "GET", path: base + "/runs/{run_id}/checkpoints/{message_index}", id: "get_" + c.one + "_run_checkpoint", tag: c.tag,
+			summary:     "The run as of one checkpoint",
+			description: "The run cut after message_index messages (moved down so no tool call is separated from its results), with the tools and requirements of dropped messages pruned. The stored run is not changed.",
+			query:       []apiParam{sessionQuery, qUserID},
+			ok:          apiResponse{status: 200, description: "{checkpoint, snapshot}: the entry and the truncated run.", schema: "CheckpointSnapshot"},
+			errors: []apiError{
+				{http.StatusBadRequest, "message_index is beyond the run's messages"},
+				runNotFound, eValidation, eNoStore,
+			},
+		},
+		{
+			method: "POST", path: base + "/sessions/{session_id}/fork", id: "fork_" + c.one + "_session", tag: c.tag,
+			summary:     "Copy a session into a new one",
+			description: "Deep-copies the session and its runs" + c.memberRuns() + "; every copied run gets a new run id.",
+			query:       []apiParam{qUserID, qDBID},
+			ok:          apiResponse{status: 200, description: "The new session's id and the one it was forked from.", schema: "ForkedSession"},
+			errors:      []apiError{{http.StatusNotFound, "no such " + c.one + ", or no session of it with this id"}, eDBNotFound, eValidation, eNoStore},
+		},
+	}
+}
+
+// cancelled is the name of the event that ends a cancelled run's stream.
+func (c componentAPI) cancelled() string {
+	if c.one == "team" {
+		return "TeamRunCancelled"
+	}
+	return "RunCancelled"
+}
+
+// memberRuns says what else a fork copies.
+func (c componentAPI) memberRuns() string {
+	if c.one == "team" {
+		return " (the members' runs too)"
+	}
+	return ""
+}
+
+// otherAPIRoutes document the routes after the agents' and teams'.
+var otherAPIRoutes = []apiRoute{
+	// Workflows: none are served; listed so clients that ask find none.
 	{
 		method: "GET", path: "/workflows", id: "list_workflows", tag: "Workflows",
 		summary: "List workflows (always empty: agnogo serves agents)",
@@ -634,7 +682,7 @@ var apiSchemas = map[string]any{
 		"learning": map[string]any{"type": []string{"object", "null"}}, "knowledge": map[string]any{"type": "object"},
 		"evals": map[string]any{"type": []string{"object", "null"}}, "traces": map[string]any{"type": []string{"object", "null"}},
 		"agents": arrayOf(ref("Agent")),
-		"teams":  arrayOf(map[string]any{"type": "object"}), "workflows": arrayOf(map[string]any{"type": "object"}),
+		"teams":  arrayOf(ref("Team")), "workflows": arrayOf(map[string]any{"type": "object"}),
 		"interfaces": arrayOf(map[string]any{"type": "object"}),
 	}, "os_id", "agents"),
 	"Agent": obj("An agent as clients list it.", props{
@@ -645,14 +693,32 @@ var apiSchemas = map[string]any{
 		}),
 		"instructions": str("The agent's system instructions."),
 	}, "id", "name"),
+	"Team": obj("A team as clients list it (Agno's TeamResponse): a leader model that delegates to its members.", props{
+		"id": str("The team id, used in paths."), "name": str("The display name."), "description": str("What the team does."),
+		"role":  str("The team's role, as a leader whose member it is sees it."),
+		"mode":  map[string]any{"type": "string", "enum": []string{"coordinate", "route", "broadcast", "tasks"}, "description": "How the leader works with the members."},
+		"db_id": str(`The database holding the team's sessions; "" when it keeps none.`),
+		"model": obj("The leader's model.", props{
+			"name": str("The model id."), "model": str("The model id."), "provider": str("The provider, such as OpenAI."),
+		}),
+		"instructions": str("The leader's instructions."),
+		"members": arrayOf(map[string]any{"oneOf": []any{ref("Agent"), ref("Team")},
+			"description": "A member: an agent, or a team (rendered as a Team, recursively)."}),
+		"tools":             map[string]any{"type": "object", "description": "{tools: [{name, description}]}: the leader's tools, its delegation tool first."},
+		"sessions":          map[string]any{"type": "object", "description": "Where and how sessions are kept: session_table, add_history_to_context, num_history_runs (settings left at their defaults are left out)."},
+		"response_settings": map[string]any{"type": "object", "description": "respond_directly, delegate_to_all_members, determine_input_for_members, store_member_responses, output_schema_name, when not the defaults."},
+		"streaming":         map[string]any{"type": "object", "description": "{stream_member_events}: whether the members' events are passed on in the team's stream."},
+	}, "id", "name", "members"),
 	"RunOutput": obj("A run: its identity, input, answer, tools, metrics and status. With stream=true the same run arrives as SSE frames instead (event: RunStarted … RunCompleted).",
 		props{
-			"run_id": str("The run id."), "session_id": str("The session id."), "agent_id": str("The agent id."),
-			"agent_name": str("The agent's name."), "user_id": str("The user the run belongs to."),
-			"run_input":    str("The user's message as text."),
-			"content":      map[string]any{"description": "The answer: text, or a JSON value for structured output."},
-			"content_type": str(`"str", or the output schema's name.`),
-			"model":        str("The model id."), "model_provider": str("The model provider."),
+			"run_id": str("The run id."), "session_id": str("The session id."), "agent_id": str("The agent id (an agent's run)."),
+			"agent_name": str("The agent's name."), "team_id": str("The team id (a team's run)."), "team_name": str("The team's name."),
+			"parent_run_id": str("The run this one is a part of: a team member's run names its team's run."),
+			"user_id":       str("The user the run belongs to."),
+			"run_input":     str("The user's message as text."),
+			"content":       map[string]any{"description": "The answer: text, or a JSON value for structured output."},
+			"content_type":  str(`"str", or the output schema's name.`),
+			"model":         str("The model id."), "model_provider": str("The model provider."),
 			"status":       map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}},
 			"tools":        arrayOf(map[string]any{"type": "object", "description": "A tool execution: tool_call_id, tool_name, tool_args, result…"}),
 			"requirements": arrayOf(map[string]any{"type": "object", "description": "What a PAUSED run waits for; resolve them with /continue."}),
@@ -838,6 +904,7 @@ func (r apiRoute) pathParams() []string {
 // pathParamDescriptions describe the path wildcards.
 var pathParamDescriptions = map[string]string{
 	"agent_id":   "The agent's id (see GET /agents).",
+	"team_id":    "The team's id (see GET /teams).",
 	"run_id":     "The run's id.",
 	"session_id": "The session's id.",
 	"memory_id":  "The memory's id.",

@@ -28,7 +28,9 @@ type Config struct {
 	Name string
 	// Description is reported by /config.
 	Description string
-	// Runners are the agents (teams, workflows) served, by their IDs.
+	// Runners are the agents and teams served, by their IDs (unique across
+	// both): each under the routes of its kind (run.Runner.Kind), an agent
+	// under /agents and a team under /teams.
 	Runners []run.Runner
 	// Store keeps sessions, runs and memories. Without one, the session and
 	// memory routes answer 503.
@@ -131,8 +133,9 @@ var _ Queue = (*durable.Queue)(nil)
 
 // inflightRun is a run executing in this process.
 type inflightRun struct {
-	agentID, sessionID, userID string
-	cancel                     context.CancelFunc
+	runner            run.Runner // the agent or team running it
+	sessionID, userID string
+	cancel            context.CancelFunc
 }
 
 // New checks cfg and builds the server.
@@ -266,7 +269,8 @@ func (o *OS) forkedAs(events iter.Seq2[run.Event, error], runID string, r *infli
 			}
 		}()
 		for event, err := range events {
-			if event != nil && alias == "" {
+			_, member := event.(*run.MemberEvent) // a team member's run is not a fork
+			if event != nil && !member && alias == "" {
 				if id := event.Base().RunID; id != "" && id != runID {
 					alias = id
 					o.mu.Lock()
@@ -291,12 +295,6 @@ func (o *OS) cancelRun(runID string) (*inflightRun, bool) {
 	if ok {
 		r.cancel()
 	}
-	return r, ok
-}
-
-// runner looks up a runner by id.
-func (o *OS) runner(id string) (run.Runner, bool) {
-	r, ok := o.runners[id]
 	return r, ok
 }
 

@@ -11,7 +11,8 @@ import (
 	"github.com/agnogo/agnogo/storage"
 )
 
-// POST /agents/{agent_id}/runs/{run_id}/resume (events-and-streaming.md §8):
+// POST /agents/{agent_id}/runs/{run_id}/resume, and /teams/… for a team's
+// run (events-and-streaming.md §8):
 // a client that lost a run's stream gets the events after the last index it
 // saw. A run still in the event log is replayed (finished) or caught up and
 // then followed live (in flight); otherwise the events stored on the run
@@ -21,11 +22,7 @@ import (
 // heartbeat comment.
 const heartbeatInterval = 30 * time.Second
 
-func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok {
-		return
-	}
+func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request, runner run.Runner) {
 	f, err := parseForm(w, r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -122,7 +119,7 @@ func (o *OS) resume(ctx context.Context, sse *sseWriter, runID string, stored *r
 	_, _ = sse.follow(ctx, runID, o.events.Follow(ctx, runID, last, heartbeatInterval), "heartbeat")
 }
 
-// resumableRun checks the caller may follow the run: it is this agent's, in
+// resumableRun checks the caller may follow the run: it is this runner's, in
 // the caller's scope (and session, when given). It returns the stored run
 // when there is one; a run executing in this process may not be stored yet.
 func (o *OS) resumableRun(r *http.Request, runner run.Runner, runID, sessionID, userID string) (*run.Output, error) {
@@ -130,7 +127,7 @@ func (o *OS) resumableRun(r *http.Request, runner run.Runner, runID, sessionID, 
 	o.mu.Lock()
 	live, inflight := o.inflight[runID]
 	o.mu.Unlock()
-	if inflight && (live.agentID != runner.ID() || (sessionID != "" && live.sessionID != sessionID) || live.userID != o.userScope(r, live.userID)) {
+	if inflight && (live.runner.ID() != runner.ID() || (sessionID != "" && live.sessionID != sessionID) || live.userID != o.userScope(r, live.userID)) {
 		return nil, notFound
 	}
 	if o.cfg.Store == nil {
@@ -149,7 +146,7 @@ func (o *OS) resumableRun(r *http.Request, runner run.Runner, runID, sessionID, 
 	case err != nil:
 		o.log.Error("resume: reading the run failed", "run_id", runID, "error", err.Error())
 		return nil, errors.New("the run could not be read; try again")
-	case rec.Run.AgentID != runner.ID() || (sessionID != "" && rec.SessionID != sessionID):
+	case rec.Run.RunnerID() != runner.ID() || (sessionID != "" && rec.SessionID != sessionID):
 		return nil, notFound
 	}
 	return rec.Run, nil

@@ -21,15 +21,19 @@ const failedRunMessage = "run failed"
 func (o *OS) logFailure(ctx context.Context, meta *inflightRun, events iter.Seq2[run.Event, error]) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		var last run.Event
+		var own ownRun
 		for event, err := range events {
 			switch {
 			case err != nil && last != nil:
-				o.logFailedRun(ctx, meta, last.Base().RunID, run.ErrorTypeOf(err), err.Error())
+				o.logFailedRun(ctx, meta, string(own), run.ErrorTypeOf(err), err.Error())
 			case err == nil:
+				// A team member's failure (a *run.MemberEvent) is the
+				// team's to handle, not a failed run of its own here.
 				if failed, ok := event.(*run.RunError); ok {
 					o.logFailedRun(ctx, meta, failed.RunID, failed.ErrorType, failed.Content)
 				}
 				last = event
+				own.of(event)
 			}
 			if !yield(event, err) {
 				return
@@ -51,6 +55,15 @@ func (o *OS) logFailedOutput(ctx context.Context, meta *inflightRun, out *run.Ou
 	o.logFailedRun(ctx, meta, out.RunID, run.ErrorTypeOf(err), message)
 }
 
+// runnerAttr names a runner in a log line: agent_id, or team_id for a
+// team.
+func runnerAttr(r run.Runner) slog.Attr {
+	if kindOf(r) == run.KindTeam {
+		return slog.String("team_id", r.ID())
+	}
+	return slog.String("agent_id", r.ID())
+}
+
 // logFailedRun logs one failed run.
 func (o *OS) logFailedRun(ctx context.Context, meta *inflightRun, runID, errorType, message string) {
 	if errorType == "" {
@@ -58,7 +71,7 @@ func (o *OS) logFailedRun(ctx context.Context, meta *inflightRun, runID, errorTy
 	}
 	o.log.LogAttrs(ctx, slog.LevelWarn, failedRunMessage,
 		slog.String("run_id", runID),
-		slog.String("agent_id", meta.agentID),
+		runnerAttr(meta.runner),
 		slog.String("session_id", meta.sessionID),
 		slog.String("error_type", errorType),
 		slog.String("error", message))

@@ -11,38 +11,39 @@ import (
 	"github.com/agnogo/agnogo/storage"
 )
 
-// runRoutes mounts an agent's run routes (agentos-api.md §3).
+// runRoutes mounts the run routes of agents and teams (agentos-api.md
+// §3–4).
 func (o *OS) runRoutes(mux *http.ServeMux) { o.mountWith(mux, o.runEndpoints(), false) }
 
-// runEndpoints lists the run routes with the scope each needs. Running,
-// cancelling and continuing work without a store; reads need one.
+// runEndpoints lists the run routes with the scope each needs: the same
+// handlers for an agent's runs and a team's. Running, cancelling and
+// continuing work without a store; reads need one.
 func (o *OS) runEndpoints() []endpoint {
+	a, t := agentComponent, teamComponent
 	return []endpoint{
-		{"POST /agents/{agent_id}/runs", "agents", "run", "agent_id", o.handleCreateRun},
-		{"GET /agents/{agent_id}/runs", "agents", "read", "agent_id", o.handleListRuns},
-		{"GET /agents/{agent_id}/runs/{run_id}", "agents", "read", "agent_id", o.handleGetRun},
-		{"POST /agents/{agent_id}/runs/{run_id}/cancel", "agents", "run", "agent_id", o.handleCancelRun},
-		{"POST /agents/{agent_id}/runs/{run_id}/continue", "agents", "run", "agent_id", o.handleContinueRun},
-		{"POST /agents/{agent_id}/runs/{run_id}/resume", "agents", "run", "agent_id", o.handleResumeRun},
-		{"GET /agents/{agent_id}/runs/{run_id}/checkpoints", "agents", "read", "agent_id", o.handleListCheckpoints},
-		{"GET /agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", "agents", "read", "agent_id", o.handleGetCheckpoint},
+		o.on(a, "POST /agents/{agent_id}/runs", "run", o.handleCreateRun),
+		o.on(a, "GET /agents/{agent_id}/runs", "read", o.handleListRuns),
+		o.on(a, "GET /agents/{agent_id}/runs/{run_id}", "read", o.handleGetRun),
+		o.on(a, "POST /agents/{agent_id}/runs/{run_id}/cancel", "run", o.handleCancelRun),
+		o.on(a, "POST /agents/{agent_id}/runs/{run_id}/continue", "run", o.handleContinueRun),
+		o.on(a, "POST /agents/{agent_id}/runs/{run_id}/resume", "run", o.handleResumeRun),
+		o.on(a, "GET /agents/{agent_id}/runs/{run_id}/checkpoints", "read", o.handleListCheckpoints),
+		o.on(a, "GET /agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", "read", o.handleGetCheckpoint),
+
+		o.on(t, "POST /teams/{team_id}/runs", "run", o.handleCreateRun),
+		o.on(t, "GET /teams/{team_id}/runs", "read", o.handleListRuns),
+		o.on(t, "GET /teams/{team_id}/runs/{run_id}", "read", o.handleGetRun),
+		o.on(t, "POST /teams/{team_id}/runs/{run_id}/cancel", "run", o.handleCancelRun),
+		o.on(t, "POST /teams/{team_id}/runs/{run_id}/continue", "run", o.handleContinueRun),
+		o.on(t, "POST /teams/{team_id}/runs/{run_id}/resume", "run", o.handleResumeRun),
+		o.on(t, "GET /teams/{team_id}/runs/{run_id}/checkpoints", "read", o.handleListCheckpoints),
+		o.on(t, "GET /teams/{team_id}/runs/{run_id}/checkpoints/{message_index}", "read", o.handleGetCheckpoint),
 	}
 }
 
-// pathAgent resolves the path's agent, answering 404 when there is none.
-func (o *OS) pathAgent(w http.ResponseWriter, r *http.Request) (run.Runner, bool) {
-	runner, ok := o.runner(r.PathValue("agent_id"))
-	if !ok {
-		writeError(w, http.StatusNotFound, "Agent not found")
-	}
-	return runner, ok
-}
-
-func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok {
-		return
-	}
+// handleCreateRun runs an agent or a team. A team's form also takes
+// monitor (Agno's), accepted and not used.
+func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request, runner run.Runner) {
 	// With a media store, uploads stream into it while the form is read.
 	store := o.mediaStoreFor(runner)
 	f, err := parseFormWith(w, r, store)
@@ -62,6 +63,9 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := f.boolean("stream", true)
 	background := f.boolean("background", false)
+	if kindOf(runner) == run.KindTeam {
+		f.boolean("monitor", true)
+	}
 	f.jsonObject("dependencies")
 	f.jsonInto("images", &in.Images, "a JSON array of images")
 	f.jsonInto("audio", &in.Audios, "a JSON array of audio clips")
@@ -109,13 +113,13 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 		o.startBackground(w, r, runner, in, stream)
 		return
 	}
-	o.serveRun(w, r, stream, in.RunID, &inflightRun{agentID: runner.ID(), sessionID: in.SessionID, userID: in.UserID},
+	o.serveRun(w, r, stream, in.RunID, &inflightRun{runner: runner, sessionID: in.SessionID, userID: in.UserID},
 		func(ctx context.Context) iter.Seq2[run.Event, error] { return runner.Stream(ctx, in) },
 		func(ctx context.Context) (out *run.Output, err error) {
 			if c, ok := runner.(run.Collector); ok {
 				out, err = c.Run(ctx, in)
 			} else {
-				out, err = o.collect(ctx, runner.Stream(ctx, in), in.UserID)
+				out, err = o.collect(ctx, runner.Stream(ctx, in), in.RunID, in.UserID)
 			}
 			if includeMedia && out != nil {
 				// The answer shows references, unless the client asked for the bytes.
@@ -154,15 +158,18 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 		return
 	}
 	// Every streamed event goes through the event log, which numbers it
-	// (event_index) and keeps it for POST …/resume.
+	// (event_index) and keeps it for POST …/resume, in the stream of the
+	// run the runner's own events name: a member's events passed on in a
+	// team's stream are the team run's.
 	var sse *sseWriter
 	var last run.Event
-	defer func() { o.finishLogged(last, run.StatusCancelled) }()
+	own := ownRun(runID)
+	defer func() { o.finishLogged(string(own), last, run.StatusCancelled) }()
 	for event, err := range o.logFailure(ctx, meta, events(ctx)) {
 		if err != nil {
 			var busy *run.SessionBusyError
 			if sse == nil && errors.As(err, &busy) {
-				writeBusyEvent(w, busy, runID, meta.sessionID, meta.agentID)
+				writeBusyEvent(w, busy, runID, meta.sessionID, meta.runner)
 				return
 			}
 			if sse == nil {
@@ -172,7 +179,7 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 			_ = sse.errorFrame(err.Error())
 			return
 		}
-		entry := o.events.Append(event)
+		entry := o.events.AppendTo(own.of(event), event)
 		last = event
 		if sse == nil {
 			sse = startSSE(w)
@@ -183,10 +190,10 @@ func (o *OS) serveRun(w http.ResponseWriter, r *http.Request, stream bool, runID
 	}
 }
 
-// finishLogged records in the event log how the run of its last event
-// ended: the status its terminal event names, else fallback (a stream that
-// stopped before its terminal event reached us).
-func (o *OS) finishLogged(last run.Event, fallback run.Status) {
+// finishLogged records in the event log how run runID, whose last event
+// was last, ended: the status its terminal event names, else fallback (a
+// stream that stopped before its terminal event reached us).
+func (o *OS) finishLogged(runID string, last run.Event, fallback run.Status) {
 	if last == nil {
 		return
 	}
@@ -194,7 +201,38 @@ func (o *OS) finishLogged(last run.Event, fallback run.Status) {
 	if !ok {
 		status = fallback
 	}
-	o.events.Finish(last.Base().RunID, status)
+	o.events.Finish(runID, status)
+}
+
+// ownRun is the run a runner's stream of events belongs to: the run its
+// own events name (a continuation that forks goes on as a new run), never
+// the member runs whose events a team passes on ([run.MemberEvent]).
+type ownRun string
+
+// of notes e and returns the run whose stream it belongs to.
+func (o *ownRun) of(e run.Event) string {
+	if _, member := e.(*run.MemberEvent); !member {
+		if id := e.Base().RunID; id != "" {
+			*o = ownRun(id)
+		}
+	}
+	return string(*o)
+}
+
+// runnerBase is the identity of a runner's own event: agent_id and
+// agent_name, or team_id and team_name for a team, whose events then go by
+// their Team* names.
+func runnerBase(r run.Runner, runID, sessionID string) run.BaseEvent {
+	base := run.BaseEvent{RunID: runID, SessionID: sessionID}
+	switch kindOf(r) {
+	case run.KindTeam:
+		base.TeamID, base.TeamName = r.ID(), r.Name()
+	case run.KindWorkflow:
+		base.WorkflowID = r.ID()
+	default:
+		base.AgentID, base.AgentName = r.ID(), r.Name()
+	}
+	return base
 }
 
 // writeRunError answers a run that could not start.
@@ -227,23 +265,26 @@ type busyBody struct {
 }
 
 // writeBusyEvent answers a streaming request refused because its session
-// is busy: one RunError event and nothing else.
-func writeBusyEvent(w http.ResponseWriter, busy *run.SessionBusyError, runID, sessionID, agentID string) {
+// is busy: one RunError event (TeamRunError for a team) and nothing else.
+func writeBusyEvent(w http.ResponseWriter, busy *run.SessionBusyError, runID, sessionID string, runner run.Runner) {
 	sse := startSSE(w)
-	_ = sse.event(&run.RunError{BaseEvent: run.BaseEvent{RunID: runID, SessionID: sessionID, AgentID: agentID},
+	_ = sse.event(&run.RunError{BaseEvent: runnerBase(runner, runID, sessionID),
 		Content: busy.Error(), ErrorType: run.ErrorTypeSessionBusy, ErrorID: run.ErrorTypeSessionBusy,
 		AdditionalData: map[string]any{"run_id": busy.RunID}})
 }
 
-// collect runs a stream to its end and returns the stored run, for runners
-// that cannot return their output directly.
-func (o *OS) collect(ctx context.Context, events iter.Seq2[run.Event, error], userID string) (*run.Output, error) {
+// collect runs a stream of run runID (or of the run it continues as) to its
+// end and returns the stored run, for runners that cannot return their
+// output directly.
+func (o *OS) collect(ctx context.Context, events iter.Seq2[run.Event, error], runID, userID string) (*run.Output, error) {
 	var last run.Event
+	own := ownRun(runID)
 	for event, err := range events {
 		if err != nil {
 			return nil, err
 		}
 		last = event
+		own.of(event)
 	}
 	if last == nil {
 		return nil, errors.New("the run produced no events")
@@ -251,7 +292,7 @@ func (o *OS) collect(ctx context.Context, events iter.Seq2[run.Event, error], us
 	if o.cfg.Store == nil {
 		return nil, errors.New("the runner returns no output and there is no store to read it from")
 	}
-	rec, err := o.cfg.Store.GetRun(context.WithoutCancel(ctx), last.Base().RunID, userID)
+	rec, err := o.cfg.Store.GetRun(context.WithoutCancel(ctx), string(own), userID)
 	if err != nil {
 		return nil, err
 	}
@@ -282,9 +323,8 @@ func (o *OS) needStore(w http.ResponseWriter) bool {
 	return true
 }
 
-func (o *OS) handleListRuns(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok || !o.needStore(w) {
+func (o *OS) handleListRuns(w http.ResponseWriter, r *http.Request, runner run.Runner) {
+	if !o.needStore(w) {
 		return
 	}
 	q := r.URL.Query()
@@ -309,19 +349,19 @@ func (o *OS) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	runs := make([]map[string]any, 0, len(records))
 	for _, rec := range records {
-		if rec.Run.AgentID == runner.ID() {
+		if rec.Run.RunnerID() == runner.ID() {
 			runs = append(runs, runSchema(o.withStreamed(r.Context(), rec.Run)))
 		}
 	}
 	writeJSON(w, http.StatusOK, runs)
 }
 
-// storedRun reads a run of the path's agent, in the caller's scope; a run
-// of another agent or session is not found.
+// storedRun reads a run of the path's runner, in the caller's scope; a run
+// of another runner or session is not found.
 func (o *OS) storedRun(w http.ResponseWriter, r *http.Request, runner run.Runner) (*run.Output, bool) {
 	q := r.URL.Query()
 	rec, err := o.cfg.Store.GetRun(r.Context(), r.PathValue("run_id"), o.userScope(r, q.Get("user_id")))
-	if err == nil && (rec.Run.AgentID != runner.ID() || (q.Get("session_id") != "" && rec.SessionID != q.Get("session_id"))) {
+	if err == nil && (rec.Run.RunnerID() != runner.ID() || (q.Get("session_id") != "" && rec.SessionID != q.Get("session_id"))) {
 		err = storage.ErrNotFound
 	}
 	if err != nil {
@@ -335,9 +375,8 @@ func (o *OS) storedRun(w http.ResponseWriter, r *http.Request, runner run.Runner
 	return rec.Run, true
 }
 
-func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok || !o.needStore(w) {
+func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request, runner run.Runner) {
+	if !o.needStore(w) {
 		return
 	}
 	out, ok := o.storedRun(w, r, runner)
@@ -356,16 +395,12 @@ func (o *OS) handleGetRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, runSchema(out))
 }
 
-func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok {
-		return
-	}
+func (o *OS) handleCancelRun(w http.ResponseWriter, r *http.Request, runner run.Runner) {
 	runID := r.PathValue("run_id")
 	o.mu.Lock()
 	live, found := o.inflight[runID]
 	o.mu.Unlock()
-	if found && live.agentID == runner.ID() && (live.userID == o.userScope(r, live.userID)) {
+	if found && live.runner.ID() == runner.ID() && (live.userID == o.userScope(r, live.userID)) {
 		o.cancelRun(runID)
 		writeJSON(w, http.StatusOK, map[string]any{})
 		return
@@ -394,14 +429,10 @@ type continueChecker interface {
 	CheckContinue(ctx context.Context, req *run.ContinueRequest) error
 }
 
-func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
-	runner, ok := o.pathAgent(w, r)
-	if !ok {
-		return
-	}
+func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request, runner run.Runner) {
 	continuer, ok := runner.(run.Continuer)
 	if !ok {
-		writeError(w, http.StatusBadRequest, "this agent's runs cannot be continued")
+		writeError(w, http.StatusBadRequest, "this "+string(kindOf(runner))+"'s runs cannot be continued")
 		return
 	}
 	f, err := parseForm(w, r)
@@ -449,12 +480,12 @@ func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request) {
 	}
 	// A continued run may go on as a new run (a fork): cancelling either id
 	// stops it.
-	meta := &inflightRun{agentID: runner.ID(), sessionID: req.SessionID, userID: req.UserID}
+	meta := &inflightRun{runner: runner, sessionID: req.SessionID, userID: req.UserID}
 	o.serveRun(w, r, stream, req.RunID, meta,
 		func(ctx context.Context) iter.Seq2[run.Event, error] {
 			return o.forkedAs(continuer.Continue(ctx, req), req.RunID, meta)
 		},
 		func(ctx context.Context) (*run.Output, error) {
-			return o.collect(ctx, o.forkedAs(continuer.Continue(ctx, req), req.RunID, meta), req.UserID)
+			return o.collect(ctx, o.forkedAs(continuer.Continue(ctx, req), req.RunID, meta), req.RunID, req.UserID)
 		})
 }

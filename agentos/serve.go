@@ -185,7 +185,10 @@ func (o *OS) logStartup(ctx context.Context, addr string, extra []slog.Attr) {
 		slog.String("url", url),
 		slog.String("docs", url+"/docs"),
 		slog.String("name", o.cfg.Name),
-		slog.String("agents", strings.Join(o.order, ",")),
+		slog.String("agents", strings.Join(ids(o.runnersOf(agentComponent)), ",")),
+	}
+	if teams := o.runnersOf(teamComponent); len(teams) > 0 {
+		attrs = append(attrs, slog.String("teams", strings.Join(ids(teams), ",")))
 	}
 	attrs = append(attrs, extra...)
 	attrs = append(attrs, slog.String("auth", o.authMode()), slog.String("version", o.cfg.Version))

@@ -13,8 +13,8 @@ import (
 	"github.com/agnogo/agnogo/storage"
 )
 
-// sessionRoutes mounts the session routes (agentos-api.md §8) and an agent's
-// session fork.
+// sessionRoutes mounts the session routes (agentos-api.md §8) and the
+// session fork of an agent or a team.
 func (o *OS) sessionRoutes(mux *http.ServeMux) { o.mount(mux, o.sessionEndpoints()) }
 
 // sessionEndpoints lists the session routes with the scope each needs.
@@ -29,7 +29,8 @@ func (o *OS) sessionEndpoints() []endpoint {
 		{"POST /sessions/{session_id}/rename", "sessions", "write", "session_id", o.handleRenameSession},
 		{"GET /sessions/{session_id}/runs", "sessions", "read", "session_id", o.handleListSessionRuns},
 		{"GET /sessions/{session_id}/runs/{run_id}", "sessions", "read", "session_id", o.handleGetSessionRun},
-		{"POST /agents/{agent_id}/sessions/{session_id}/fork", "sessions", "write", "session_id", o.handleForkSession},
+		{"POST /agents/{agent_id}/sessions/{session_id}/fork", "sessions", "write", "session_id", o.withRunner(agentComponent, o.handleForkSession)},
+		{"POST /teams/{team_id}/sessions/{session_id}/fork", "sessions", "write", "session_id", o.withRunner(teamComponent, o.handleForkSession)},
 	}
 }
 
@@ -46,10 +47,19 @@ var sessionSortColumns = []string{"created_at", "updated_at", "session_id", "ses
 // sessions resuming one CLI session would interleave their turns.
 func (o *OS) boundSessionKeys() []string {
 	var keys []string
-	for _, id := range o.order {
-		if binder, ok := o.runners[id].(run.SessionBinder); ok {
+	var add func(r run.Runner)
+	add = func(r run.Runner) {
+		if binder, ok := r.(run.SessionBinder); ok {
 			keys = append(keys, binder.SessionKeys()...)
 		}
+		if t, ok := r.(interface{ Members() []run.Runner }); ok {
+			for _, member := range t.Members() { // a team's members, which may not be served themselves
+				add(member)
+			}
+		}
+	}
+	for _, id := range o.order {
+		add(o.runners[id])
 	}
 	return keys
 }
@@ -360,21 +370,17 @@ func (o *OS) handleGetSessionRun(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// handleForkSession copies a session of the path's agent, with every run
-// under a fresh run_id, into a new session (runtime.md §12).
-func (o *OS) handleForkSession(w http.ResponseWriter, r *http.Request) {
-	agentID := r.PathValue("agent_id")
-	if _, ok := o.runner(agentID); !ok {
-		writeError(w, http.StatusNotFound, "Agent not found")
-		return
-	}
+// handleForkSession copies a session of the path's agent or team, with
+// every run (a team's member runs too) under a fresh run_id, into a new
+// session (runtime.md §12).
+func (o *OS) handleForkSession(w http.ResponseWriter, r *http.Request, runner run.Runner) {
 	source, userID, ok := o.pathSession(w, r)
 	if !ok {
 		return
 	}
 	// A session of another component is reported as missing, never forked
 	// (auth-and-isolation.md §5: component matching fails closed).
-	if source.SessionType != storage.SessionTypeAgent || source.AgentID != agentID {
+	if !sessionOf(source, runner) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Session with id '%s' not found", source.SessionID))
 		return
 	}
@@ -384,6 +390,18 @@ func (o *OS) handleForkSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"session_id": forkID, "forked_from_session_id": source.SessionID})
+}
+
+// sessionOf reports whether s is a session of runner: of its kind's
+// session type, and its agent_id or team_id.
+func sessionOf(s *storage.Session, runner run.Runner) bool {
+	switch kindOf(runner) {
+	case run.KindTeam:
+		return s.SessionType == storage.SessionTypeTeam && s.TeamID == runner.ID()
+	case run.KindWorkflow:
+		return s.SessionType == storage.SessionTypeWorkflow && s.WorkflowID == runner.ID()
+	}
+	return cmp.Or(s.SessionType, storage.SessionTypeAgent) == storage.SessionTypeAgent && s.AgentID == runner.ID()
 }
 
 // forkSession writes the copy of source and of its runs in userID's scope

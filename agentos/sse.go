@@ -41,13 +41,14 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 	return s
 }
 
-// event writes one run event: `event: Name`, then its compact JSON.
+// event writes one run event: `event: Name` (its wire name, TeamRunStarted
+// for a team's), then its compact JSON.
 func (s *sseWriter) event(e run.Event) error {
 	data, err := run.EncodeEvent(e)
 	if err != nil {
 		return err
 	}
-	return s.frame(e.EventName(), data)
+	return s.frame(run.NameOf(e), data)
 }
 
 // entry writes an event the event log numbered and encoded.

@@ -30,7 +30,7 @@ func (o *OS) withStreamed(ctx context.Context, out *run.Output) *run.Output {
 	if out.Content != nil && stored == "" {
 		return out // a structured answer is not built from deltas
 	}
-	text, ok := streamedText(o.streamedEntries(ctx, out))
+	text, ok := streamedText(out.RunID, o.streamedEntries(ctx, out))
 	if !ok || len(text) <= len(stored) {
 		return out
 	}
@@ -46,19 +46,22 @@ func (o *OS) streamedEntries(ctx context.Context, out *run.Output) []eventlog.En
 	return entries
 }
 
-// streamedText joins the text deltas of RunContent entries in order, as a
-// client appending them has them; false when there are none.
-func streamedText(entries []eventlog.Entry) (string, bool) {
+// streamedText joins the text deltas of run runID's own RunContent (or
+// TeamRunContent) entries in order, as a client appending them has them;
+// false when there are none. The deltas of a team's members, passed on in
+// its stream, are not the team's answer.
+func streamedText(runID string, entries []eventlog.Entry) (string, bool) {
 	var text strings.Builder
 	found := false
 	for _, entry := range entries {
-		if entry.Name != run.EventRunContent {
+		if entry.Name != run.EventRunContent && entry.Name != run.TeamEventName(run.EventRunContent) {
 			continue
 		}
 		var delta struct {
-			Content any `json:"content"`
+			RunID   string `json:"run_id"`
+			Content any    `json:"content"`
 		}
-		if json.Unmarshal(entry.Data, &delta) != nil {
+		if json.Unmarshal(entry.Data, &delta) != nil || (delta.RunID != "" && delta.RunID != runID) {
 			continue
 		}
 		if s, ok := delta.Content.(string); ok && s != "" {

@@ -55,9 +55,9 @@ type mcpInfo struct {
 func (o *OS) handleInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, infoResponse{
 		OSID: o.cfg.ID, Name: o.cfg.Name, OSVersion: o.cfg.Version, Version: o.cfg.Version,
-		AgentCount: len(o.order),
-		MCP:        mcpInfo{Path: "/mcp"},
-		AuthMode:   o.authMode(),
+		AgentCount: len(o.runnersOf(agentComponent)), TeamCount: len(o.runnersOf(teamComponent)),
+		MCP:      mcpInfo{Path: "/mcp"},
+		AuthMode: o.authMode(),
 	})
 }
 
@@ -91,7 +91,8 @@ type modelRef struct {
 	Provider string `json:"provider"`
 }
 
-// models lists the models the agents use, each once, in agent order.
+// models lists the models the agents and teams' leaders use, each once,
+// in configuration order.
 func (o *OS) models() []modelRef {
 	out := []modelRef{}
 	seen := map[modelRef]bool{}
@@ -119,10 +120,6 @@ func runnerModel(r run.Runner) (model.Info, bool) {
 }
 
 func (o *OS) handleConfig(w http.ResponseWriter, r *http.Request) {
-	agents := make([]map[string]any, 0, len(o.order))
-	for _, id := range o.order {
-		agents = append(agents, o.agentSummary(o.runners[id]))
-	}
 	databases := []string{}
 	var osDatabase *string
 	if o.cfg.Store != nil {
@@ -140,7 +137,7 @@ func (o *OS) handleConfig(w http.ResponseWriter, r *http.Request) {
 		"learning":  nil,
 		"knowledge": map[string]any{"dbs": []any{}, "knowledge_instances": []any{}},
 		"evals":     nil, "traces": nil,
-		"agents": agents, "teams": []any{}, "workflows": []any{}, "interfaces": []any{},
+		"agents": o.summaries(agentComponent), "teams": o.summaries(teamComponent), "workflows": []any{}, "interfaces": []any{},
 	})
 }
 

@@ -20,10 +20,11 @@ import (
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
+	"github.com/agnogo/agnogo/team"
 )
 
-// ErrUnknownAgent is the error of [OS.Runner] when no agent has the id.
-// Match it with errors.Is.
+// ErrUnknownAgent is the error of [OS.Runner] when no agent or team has the
+// id. Match it with errors.Is.
 var ErrUnknownAgent = errors.New("unknown agent")
 
 // toolsError marks a toolkit or tool entry that could not be built, so
@@ -54,7 +55,7 @@ type BuildOptions struct {
 	Logger *slog.Logger
 }
 
-// OS is what a config file builds: the opened database and the agents,
+// OS is what a config file builds: the opened database, the agents and the teams,
 // ready to run. Close it when done.
 type OS struct {
 	// Name is the AgentOS name.
@@ -70,6 +71,10 @@ type OS struct {
 	// AgentIDs lists every configured agent id in file order, external
 	// agents included.
 	AgentIDs []string
+	// Teams are the teams by id (package team).
+	Teams map[string]*team.Team
+	// TeamIDs lists every configured team id in file order.
+	TeamIDs []string
 	// Warnings are problems that do not stop the OS from starting but will
 	// fail some runs, such as a model without credentials; the file's own
 	// warnings come first.
@@ -97,13 +102,14 @@ type MissingCredential struct {
 	Model string
 	// Variable is the environment variable to set, such as OPENAI_API_KEY.
 	Variable string
-	// Agents are the ids of the agents on the model, in file order.
+	// Agents are the ids of the agents, then of the teams, on the model, in
+	// file order.
 	Agents []string
 }
 
-// Runner returns the agent with the given id, native or external. An
-// unknown id returns an error wrapping [ErrUnknownAgent] that lists the known
-// ids.
+// Runner returns the agent or team with the given id; agents are native or
+// external. An unknown id returns an error wrapping [ErrUnknownAgent] that
+// lists the known ids.
 func (o *OS) Runner(id string) (run.Runner, error) {
 	if a, ok := o.Agents[id]; ok {
 		return a, nil
@@ -111,11 +117,29 @@ func (o *OS) Runner(id string) (run.Runner, error) {
 	if a, ok := o.External[id]; ok {
 		return a, nil
 	}
-	known := "no agents are configured"
-	if len(o.AgentIDs) > 0 {
-		known = "known agents: " + strings.Join(o.AgentIDs, ", ")
+	if t, ok := o.Teams[id]; ok {
+		return t, nil
 	}
-	return nil, fmt.Errorf("%w %q; %s", ErrUnknownAgent, id, known)
+	if len(o.TeamIDs) == 0 {
+		known := "no agents are configured"
+		if len(o.AgentIDs) > 0 {
+			known = "known agents: " + strings.Join(o.AgentIDs, ", ")
+		}
+		return nil, fmt.Errorf("%w %q; %s", ErrUnknownAgent, id, known)
+	}
+	return nil, fmt.Errorf("%w or team %q; known agents: %s; teams: %s", ErrUnknownAgent, id, orNoneText(o.AgentIDs), strings.Join(o.TeamIDs, ", "))
+}
+
+// Runners returns every agent, in file order, then every team, in file
+// order: what [OS.Server] serves.
+func (o *OS) Runners() []run.Runner {
+	runners := make([]run.Runner, 0, len(o.AgentIDs)+len(o.TeamIDs))
+	for _, id := range append(slices.Clone(o.AgentIDs), o.TeamIDs...) {
+		if r, err := o.Runner(id); err == nil {
+			runners = append(runners, r)
+		}
+	}
+	return runners
 }
 
 // Close stops the durable queue, if one was started, and closes the media
@@ -141,7 +165,8 @@ func (o *OS) Close() error {
 }
 
 // Build opens the database and the media store, and builds every agent of
-// the file.
+// the file, then every team — each after the teams among its members, on
+// the same database as the agents.
 //
 // The database is opened as it is: one with an older schema is refused with
 // an error naming `agnogo migrate`, and a new SQLite file is created. The
@@ -179,6 +204,7 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		Agents:        map[string]*agent.Agent{},
 		Warnings:      slices.Clone(f.Warnings),
 		External:      map[string]*external.Agent{},
+		Teams:         map[string]*team.Team{},
 	}
 	if mediaWarning != "" {
 		built.Warnings = append(built.Warnings, mediaWarning)
@@ -248,6 +274,10 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 			return nil, f.errorAt(line, a, err)
 		}
 		built.Agents[a.ID] = native
+	}
+	if err := f.buildTeams(built, store, opts, modelFor); err != nil {
+		_ = built.Close()
+		return nil, err
 	}
 	return built, nil
 }

@@ -1,5 +1,5 @@
 // Package config reads the agnogo YAML configuration file and builds what it
-// describes: the database and the agents, ready to run.
+// describes: the database, the agents and the teams, ready to run.
 //
 //	file, err := config.Load("agnogo.yaml")   // or config.Default(os.Getenv) without a file
 //	if err != nil { … }                        // every problem, each naming its line
@@ -82,6 +82,21 @@
 // environment variables the drivers set. Relative paths (cwd, claude_bin,
 // config_dir, codex_home) are relative to the directory agnogo runs in, as
 // db and workspace.root are.
+//
+// # Teams
+//
+// The teams key lists teams (package team): a leader model that delegates
+// to members named by id — agents of any type and other teams of the same
+// file — in a mode (coordinate, route, broadcast, tasks), with every option
+// of team.Config a server user sets as a key named as Agno names it
+// (respond_directly, delegate_to_all_members, stream_member_events, …). A
+// member that is no agent or team of the file, a team among its own
+// members, a cycle of teams and an id shared by an agent and a team are
+// each an [*Error] naming the line. [File.Build] builds the teams after
+// the agents, a team after the teams among its members, on the agents'
+// database, into [OS.Teams]; [OS.Runner] finds them and [OS.Server] serves
+// them after the agents. config/parity_test.go keeps team.Config and the
+// keys in step.
 //
 // # Media
 //

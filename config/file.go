@@ -140,6 +140,8 @@ type File struct {
 	Models map[string]*Model
 	// Agents are the agents, in file order.
 	Agents []*Agent
+	// Teams are the teams, in file order (see [Team]).
+	Teams []*Team
 	// Warnings are problems that do not stop the file from working, such
 	// as an auth.security_key that expanded to "".
 	Warnings []string

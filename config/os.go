@@ -34,7 +34,7 @@ type ServerOptions struct {
 
 // Server returns the configuration of the AgentOS HTTP server that serves
 // this OS: its name, database, media store, every agent (native and
-// external) in file order, auth, CORS and the SSE write timeout. Pass it to
+// external) in file order then every team, auth, CORS and the SSE write timeout. Pass it to
 // [agentos.New].
 //
 // The security key is auth.security_key, else $OS_SECURITY_KEY; auth.jwt
@@ -56,11 +56,7 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 		Version: opts.Version,
 		Logger:  opts.Logger,
 	}
-	for _, id := range o.AgentIDs {
-		if runner, err := o.Runner(id); err == nil {
-			cfg.Runners = append(cfg.Runners, runner)
-		}
-	}
+	cfg.Runners = o.Runners()
 	if f := o.File; f != nil {
 		cfg.CORSAllowedOrigins = f.CORSAllowedOrigins
 		if f.Auth != nil {

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"context"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,8 +15,10 @@ import (
 
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/sqlite"
+	"github.com/agnogo/agnogo/team"
 )
 
 // Where each field of agent.Config is set in agnogo.yaml. A key is written
@@ -51,6 +55,7 @@ var agentConfigKeys = map[string][]string{
 // The fields of agent.Config no key sets, and why.
 var agentConfigWithoutKey = map[string]string{
 	"Store":  "the server's database (the db key), one for every agent",
+	"Kind":   "set by package team for a team's leader (the teams key builds those); an agent of the file is always an agent",
 	"Now":    "a test seam: the server runs on the real clock",
 	"NewID":  "a test seam: the server uses random UUIDs",
 	"Sleep":  "a test seam: the server waits on real timers between retries",
@@ -244,4 +249,186 @@ func TestParityKeysAreDocumented(t *testing.T) {
 	for id := range agent.DefaultPrices() {
 		require.Contains(t, doc, "`"+id+"`", "docs/config.md's price table lacks %s", id)
 	}
+}
+
+// Where each field of team.Config is set in agnogo.yaml, as agentConfigKeys
+// does for agent.Config; the scope team is a key of an entry of teams.
+var teamConfigKeys = map[string][]string{
+	"ID":                       {"team:id"},
+	"Name":                     {"team:name"},
+	"Description":              {"team:description"},
+	"Role":                     {"team:role"},
+	"Model":                    {"team:model"},
+	"Instructions":             {"team:instructions"},
+	"Members":                  {"team:members"},
+	"Mode":                     {"team:mode"},
+	"RespondDirectly":          {"team:respond_directly", "team:mode"},
+	"DelegateToAllMembers":     {"team:delegate_to_all_members", "team:mode"},
+	"DetermineInputForMembers": {"team:determine_input_for_members"},
+	"MaxIterations":            {"team:max_iterations"},
+	"StreamMemberEvents":       {"team:stream_member_events"},
+	"StoreMemberResponses":     {"team:store_member_responses"},
+	"MaxParallelMembers":       {"team:max_parallel_members"},
+	"AddHistoryToContext":      {"team:add_history_to_context"},
+	"NumHistoryRuns":           {"team:num_history_runs"},
+	"Tools":                    {"team:tools", "team:workspace"},
+	"OutputSchema":             {"team:output_schema"},
+	"StoreEvents":              {"team:store_events"},
+	"Retries":                  {"team:retries"},
+	"DelayBetweenRetries":      {"team:delay_between_retries"},
+	"ExponentialBackoff":       {"team:exponential_backoff"},
+	"Prices":                   {"model:prices"},
+}
+
+// The fields of team.Config no key sets, and why.
+var teamConfigWithoutKey = map[string]string{
+	"Store":  "the server's database (the db key), the agents' own, so member runs are kept beside the team's",
+	"Now":    "a test seam: the server runs on the real clock",
+	"NewID":  "a test seam: the server uses random UUIDs",
+	"Logger": "the server's own logger (agnogo serve --log-format), given through config.BuildOptions",
+}
+
+// TestParityTeamConfigFieldsHaveKeys fails when team.Config has a field
+// that neither has a key of a team in agnogo.yaml nor is listed, with a
+// reason, as set by the server; when either list names a field or key
+// that does not exist; and when a key of a team reaches no field.
+func TestParityTeamConfigFieldsHaveKeys(t *testing.T) {
+	t.Parallel()
+	fields := map[string]bool{}
+	for field := range reflect.TypeFor[team.Config]().Fields() {
+		if !field.IsExported() {
+			continue
+		}
+		fields[field.Name] = true
+		keys, hasKey := teamConfigKeys[field.Name]
+		reason, serverSet := teamConfigWithoutKey[field.Name]
+		switch {
+		case hasKey && serverSet:
+			t.Errorf("team.Config.%s is both mapped to %v and listed as set by the server; keep one", field.Name, keys)
+		case !hasKey && !serverSet:
+			t.Errorf("team.Config.%s has no key in agnogo.yaml: add one (config/decode_team.go, docs/config.md) and map it in teamConfigKeys, "+
+				"or list it in teamConfigWithoutKey with the reason a server user needs none", field.Name)
+		case serverSet && strings.TrimSpace(reason) == "":
+			t.Errorf("team.Config.%s is listed in teamConfigWithoutKey without a reason", field.Name)
+		}
+	}
+	for name := range teamConfigKeys {
+		require.True(t, fields[name], "teamConfigKeys maps %s, which team.Config does not have", name)
+	}
+	for name := range teamConfigWithoutKey {
+		require.True(t, fields[name], "teamConfigWithoutKey lists %s, which team.Config does not have", name)
+	}
+	accepted := map[string][]string{"team": teamKeys, "model": modelKeys}
+	mapped := map[string]bool{}
+	for field, keys := range teamConfigKeys {
+		for _, scoped := range keys {
+			scope, key, ok := strings.Cut(scoped, ":")
+			require.True(t, ok, "team.Config.%s: %q is not scope:key", field, scoped)
+			require.Contains(t, accepted, scope, "team.Config.%s: unknown scope in %q", field, scoped)
+			require.Contains(t, accepted[scope], key, "team.Config.%s is mapped to %q, which the decoder does not accept", field, scoped)
+			mapped[scoped] = true
+		}
+	}
+	for _, key := range teamKeys {
+		require.True(t, mapped["team:"+key], "the team key %q reaches no field of team.Config in teamConfigKeys", key)
+	}
+}
+
+// TestParityTeamKeysReachTeamConfig builds the team.Config of teams with
+// every mapped key set (one per mode, as some keys belong to one mode) and
+// of one with none, and requires every mapped field to differ from the
+// minimal team's in at least one of them: each key reaches its field.
+func TestParityTeamKeysReachTeamConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	full := mustParse(t, fmt.Sprintf(`
+models:
+  priced: {provider: openai, id: gpt-parity, base_url: http://127.0.0.1:1/v1, api_key: k, prices: {input: 1, output: 2}}
+agents:
+  - {id: writer, model: priced}
+  - {id: checker, model: priced}
+teams:
+  - id: minimal
+    model: openai:gpt-minimal
+    members: [writer]
+  - &full
+    id: routed
+    name: Routed
+    description: Routes.
+    role: Router
+    model: priced
+    instructions: Pick one.
+    members: [writer, checker]
+    mode: route
+    respond_directly: true
+    determine_input_for_members: false
+    stream_member_events: false
+    store_member_responses: true
+    add_history_to_context: true
+    num_history_runs: 7
+    tools: [workspace, {name: ask_city, requires_user_input: true, parameters: {type: object, properties: {city: {type: string}}}}]
+    workspace: {root: %s}
+    output_schema: {type: object, properties: {answer: {type: string}}}
+    store_events: true
+    retries: 2
+    delay_between_retries: 0.5
+    exponential_backoff: true
+  - <<: *full
+    id: broadcast
+    mode: broadcast
+    respond_directly: false
+    delegate_to_all_members: true
+    max_parallel_members: 3
+  - <<: *full
+    id: planned
+    mode: tasks
+    respond_directly: false
+    max_iterations: 4
+`, dir), nil)
+	configs := map[string]team.Config{}
+	for _, tm := range full.Teams {
+		configs[tm.ID] = teamParityConfig(t, full, tm)
+	}
+	minimal := reflect.ValueOf(configs["minimal"])
+	for field := range teamConfigKeys {
+		differs := false
+		for _, id := range []string{"routed", "broadcast", "planned"} {
+			if !reflect.DeepEqual(reflect.ValueOf(configs[id]).FieldByName(field).Interface(), minimal.FieldByName(field).Interface()) {
+				differs = true
+			}
+		}
+		require.True(t, differs, "team.Config.%s is the same with its keys %v set as without: the key does not reach the field", field, teamConfigKeys[field])
+	}
+	require.Equal(t, agent.Price{Input: 1, Output: 2, CacheRead: 1, CacheWrite: 1, CachedInInput: true}, configs["routed"].Prices["gpt-parity"])
+	require.Nil(t, configs["minimal"].Prices, "without prices, the built-in table")
+	for _, id := range []string{"minimal", "routed", "broadcast"} {
+		_, err := team.New(configs[id])
+		require.NoError(t, err, "the config built for %s is valid", id)
+	}
+}
+
+// parityRunner is a member that is never run: teamParityConfig needs
+// members, not agents.
+type parityRunner struct{ id string }
+
+func (r parityRunner) ID() string     { return r.id }
+func (r parityRunner) Name() string   { return r.id }
+func (r parityRunner) Kind() run.Kind { return run.KindAgent }
+func (r parityRunner) Stream(context.Context, *run.Input) iter.Seq2[run.Event, error] {
+	return func(func(run.Event, error) bool) {}
+}
+
+// teamParityConfig builds the team.Config of one team of f, without
+// opening its database.
+func teamParityConfig(t *testing.T, f *File, tm *Team) team.Config {
+	t.Helper()
+	m, _, err := buildModel(tm.ResolvedModel, BuildOptions{Getenv: env(nil)})
+	require.NoError(t, err)
+	members := make([]run.Runner, 0, len(tm.Members))
+	for _, id := range tm.Members {
+		members = append(members, parityRunner{id: id})
+	}
+	cfg, err := f.teamConfig(tm, m, members, nil, BuildOptions{Getenv: env(nil)})
+	require.NoError(t, err)
+	return cfg
 }

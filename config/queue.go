@@ -16,7 +16,6 @@ import (
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
-	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
 )
 
@@ -63,12 +62,7 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 	if err != nil {
 		return nil, nil, fmt.Errorf("queue database: %w", err)
 	}
-	var runners []run.Runner
-	for _, id := range o.AgentIDs {
-		if a, err := o.Runner(id); err == nil { // native and external agents
-			runners = append(runners, a)
-		}
-	}
+	runners := o.Runners() // native and external agents, and teams
 	concurrency := backgroundConcurrency(o.File, opts)
 	if concurrency < 0 {
 		concurrency = unlimitedConcurrency

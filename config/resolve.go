@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// resolve checks what spans entries — agent ids, model references — and
-// points each native agent at its model.
+// resolve checks what spans entries — agent and team ids, model
+// references, team members — and points each native agent and each team at
+// its model.
 func (d *decoder) resolve(file *File) {
 	firstLine := map[string]int{}
 	shorthands := map[string]*Model{}
@@ -29,6 +30,7 @@ func (d *decoder) resolve(file *File) {
 			a.ResolvedMemoryModel = d.resolveReference(file, a.MemoryModel, fmt.Sprintf("memory_model of agent %q", a.ID), a.memoryModelLine, shorthands)
 		}
 	}
+	d.resolveTeams(file, firstLine, shorthands)
 }
 
 // resolveModel finds the model a native agent names: a key of the models

@@ -374,10 +374,10 @@ func (q *Queue) adoptOrphans(ctx context.Context) {
 		if queued[out.RunID] || out.Input == nil {
 			continue
 		}
-		if _, ok := q.runners[out.AgentID]; !ok {
+		if _, ok := q.runners[out.RunnerID()]; !ok {
 			continue
 		}
-		j := job{AgentID: out.AgentID, RunID: out.RunID, SessionID: rec.SessionID, UserID: out.UserID, Input: *out.Input, Metadata: out.Metadata}
+		j := job{AgentID: out.RunnerID(), RunID: out.RunID, SessionID: rec.SessionID, UserID: out.UserID, Input: *out.Input, Metadata: out.Metadata}
 		if _, err := dbos.RunWorkflow(q.dbos, q.execute, j, dbos.WithQueue(q.queue), dbos.WithWorkflowID(j.RunID),
 			dbos.WithQueuePartitionKey(j.SessionID)); err != nil {
 			q.log.Error("durable: adopting an orphaned run failed", slog.String("run_id", j.RunID), slog.String("error", err.Error()))

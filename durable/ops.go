@@ -65,7 +65,8 @@ func ParseJobStatus(s string) (JobStatus, error) {
 type Job struct {
 	// ID is the run id (the workflow id).
 	ID string `json:"id"`
-	// AgentID is the agent the run was submitted to.
+	// AgentID is the runner (agent or team) the run was submitted to; its
+	// JSON name stays agent_id.
 	AgentID string `json:"agent_id"`
 	// SessionID is the run's session, which orders the queue.
 	SessionID string `json:"session_id"`
@@ -373,7 +374,7 @@ func buildJob(c classifiedWorkflow, j job, rec *storage.RunRecord) Job {
 	if rec != nil && rec.Run != nil {
 		out.RunStatus = rec.Run.Status
 		metadata = rec.Run.Metadata
-		out.AgentID = cmp.Or(out.AgentID, rec.Run.AgentID)
+		out.AgentID = cmp.Or(out.AgentID, rec.Run.RunnerID())
 		out.SessionID = cmp.Or(out.SessionID, rec.SessionID)
 		out.UserID = cmp.Or(out.UserID, rec.UserID)
 	}

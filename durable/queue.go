@@ -497,7 +497,8 @@ func (q *Queue) end() {
 
 // Submission is a run to accept.
 type Submission struct {
-	// AgentID names the runner.
+	// AgentID names the runner: an agent's or a team's id (the field keeps
+	// its name, as the queue's stored jobs do).
 	AgentID string
 	// Input is the run's input, with its RunID, SessionID and UserID set.
 	Input *run.Input
@@ -538,7 +539,7 @@ type job struct {
 func (q *Queue) Submit(ctx context.Context, s Submission) (Accepted, error) {
 	runner, ok := q.runners[s.AgentID]
 	if !ok {
-		return Accepted{}, fmt.Errorf("durable: unknown agent %q", s.AgentID)
+		return Accepted{}, fmt.Errorf("durable: unknown agent or team %q", s.AgentID)
 	}
 	in := s.Input
 	if len(s.IdempotencyKey) > MaxIdempotencyKeyLength {
@@ -557,12 +558,12 @@ func (q *Queue) Submit(ctx context.Context, s Submission) (Accepted, error) {
 			// stays. A PENDING row without a record is a submission whose
 			// server died before enqueueing it: this one takes it over.
 			if rec, err := q.cfg.Store.GetRun(ctx, j.RunID, in.UserID); err == nil && rec.Run.Status != run.StatusPending {
-				prior, found = job{AgentID: rec.Run.AgentID, RunID: rec.Run.RunID, SessionID: rec.SessionID, Stream: s.Stream}, true
+				prior, found = job{AgentID: rec.Run.RunnerID(), RunID: rec.Run.RunID, SessionID: rec.SessionID, Stream: s.Stream}, true
 			}
 		}
 		if found {
 			if prior.AgentID != j.AgentID || prior.Stream != j.Stream {
-				return Accepted{}, fmt.Errorf("%w: it was sent for agent %s with stream=%t", ErrIdempotencyConflict, prior.AgentID, prior.Stream)
+				return Accepted{}, fmt.Errorf("%w: it was sent for %s with stream=%t", ErrIdempotencyConflict, prior.AgentID, prior.Stream)
 			}
 			return Accepted{RunID: prior.RunID, SessionID: prior.SessionID, Duplicate: true}, nil
 		}

@@ -198,7 +198,7 @@ func (q *Queue) finalEvent(runID string) run.Event {
 	var final run.Event
 	for _, batch := range batches {
 		for _, e := range batch {
-			if !finalEvent(e.Name) {
+			if !run.EndsRun(runID, e.Name, e.Data) {
 				continue
 			}
 			if decoded, err := run.DecodeEvent(e.Data); err == nil {

@@ -490,7 +490,7 @@ func (l *redisLink) tail(ctx context.Context, runID string, after int64) (items 
 				}
 			}
 			idle := errors.Is(err, redis.Nil)
-			if !idle && !finalEvent(last.Name) {
+			if !idle && !run.EndsRun(runID, last.Name, last.Data) {
 				continue
 			}
 			// Silent, or the last event ends the run: does the status say
@@ -510,16 +510,6 @@ func (l *redisLink) tail(ctx context.Context, runID string, after int64) (items 
 		}
 	}()
 	return out, true
-}
-
-// finalEvent reports whether an event of this name ends its run (for now:
-// a paused run goes on when continued).
-func finalEvent(name string) bool {
-	switch name {
-	case run.EventRunCompleted, run.EventRunError, run.EventRunCancelled, run.EventRunPaused:
-		return true
-	}
-	return false
 }
 
 // watchRedisCancels stops a run executing here as soon as a cancel for it

@@ -9,6 +9,7 @@ import (
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/run"
 )
 
 // A run's events also go to its workflow's durable stream, so a replica
@@ -146,7 +147,9 @@ func (q *Queue) followEvents(ctx context.Context, runID string, m *merge, yield 
 	defer cancel()
 	var ended bool // the last event taken ends the run
 	emit := func(e eventlog.Entry) bool {
-		ended = finalEvent(e.Name)
+		// A member's final event, passed on in a team's stream, does not
+		// end the team's run.
+		ended = run.EndsRun(runID, e.Name, e.Data)
 		return yield(e, nil)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/run"
 )
 
 // arrival is one event reaching a follower: from Redis (live) or from the
@@ -160,5 +161,18 @@ func TestRedisStreamIDs(t *testing.T) {
 	require.Equal(t, "41-1", idAfter(41), "a read after index 41's entry starts at 42")
 	require.Equal(t, "0-0", idFrom(-1))
 	require.Equal(t, "42-0", idFrom(41), "an inclusive range from 42-0 starts at index 42")
-	require.True(t, finalEvent("RunCompleted") && finalEvent("RunPaused") && !finalEvent("RunContent"))
+}
+
+// TestFinalEventsOfATeamStream: a follower stops at the run's own final
+// event, a team's (TeamRunCompleted) as an agent's, and never at a
+// member's final event passed on in a team's stream.
+func TestFinalEventsOfATeamStream(t *testing.T) {
+	t.Parallel()
+	ends := func(name, data string) bool { return run.EndsRun("r1", name, []byte(data)) }
+	require.True(t, ends("RunCompleted", `{"run_id":"r1"}`))
+	require.True(t, ends("RunPaused", `{"run_id":"r1"}`))
+	require.True(t, ends("TeamRunCompleted", `{"team_id":"crew","run_id":"r1"}`))
+	require.True(t, ends("TeamRunCancelled", `{"team_id":"crew","run_id":"r1"}`))
+	require.False(t, ends("RunContent", `{"run_id":"r1"}`))
+	require.False(t, ends("RunCompleted", `{"agent_id":"writer","run_id":"member","parent_run_id":"r1"}`), "a member's end")
 }

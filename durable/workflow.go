@@ -117,7 +117,7 @@ func (q *Queue) handOver(ctx dbos.Context, j job) error {
 func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	runner, ok := q.runners[j.AgentID]
 	if !ok {
-		return q.settleIn(jr, j, run.StatusError, fmt.Sprintf("agent %s is not served by this process", j.AgentID))
+		return q.settleIn(jr, j, run.StatusError, fmt.Sprintf("%s is not served by this process", j.AgentID))
 	}
 	exec := q.nextAttempt(j)
 	attempt := exec.attempt
@@ -216,7 +216,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 		}
 		continuer, ok := runner.(run.Continuer)
 		if !ok {
-			return q.settleIn(jr, j, run.StatusError, "agent "+j.AgentID+" cannot continue runs")
+			return q.settleIn(jr, j, run.StatusError, string(runner.Kind())+" "+j.AgentID+" cannot continue runs")
 		}
 		req.RunID, req.SessionID, req.UserID = j.RunID, j.SessionID, j.UserID
 		q.register(j.RunID, run.StatusRunning)
@@ -233,9 +233,37 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 
 // announceRetry sends the RunRetry event that opens a new attempt.
 func (q *Queue) announceRetry(jr *journal, j job, runner run.Runner, attempt int, reason string, delay float64) {
-	q.appendEvent(jr, &run.RunRetry{BaseEvent: run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID,
-		AgentName: runner.Name(), CreatedAt: q.cfg.Now().Unix()},
+	q.appendEvent(jr, j.RunID, &run.RunRetry{BaseEvent: q.runnerBase(j),
 		Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: reason, DelaySeconds: delay})
+}
+
+// runnerAttr names a job's runner in a log line: agent_id, or team_id for
+// a team.
+func (q *Queue) runnerAttr(j job) slog.Attr {
+	if r, ok := q.runners[j.AgentID]; ok && r.Kind() == run.KindTeam {
+		return slog.String("team_id", j.AgentID)
+	}
+	return slog.String("agent_id", j.AgentID)
+}
+
+// runnerBase is the identity of an event the queue writes in a run's
+// stream for its runner: agent_id and agent_name, or team_id and
+// team_name for a team (its event then goes by its Team* name).
+func (q *Queue) runnerBase(j job) run.BaseEvent {
+	base := run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID, CreatedAt: q.cfg.Now().Unix()}
+	r, ok := q.runners[j.AgentID]
+	if !ok {
+		return base
+	}
+	switch r.Kind() {
+	case run.KindTeam:
+		base.AgentID, base.TeamID, base.TeamName = "", r.ID(), r.Name()
+	case run.KindWorkflow:
+		base.AgentID, base.WorkflowID = "", r.ID()
+	default:
+		base.AgentName = r.Name()
+	}
+	return base
 }
 
 // retryReason is what a RunRetry of the queue says about the last attempt.
@@ -246,16 +274,18 @@ func retryReason(requeued bool) string {
 	return "the worker running this run was lost"
 }
 
-// appendEvent numbers an event in the event log and keeps it for the run's
-// durable event stream; with Redis it also goes to the run's followers on
-// other replicas at once.
-func (q *Queue) appendEvent(jr *journal, e run.Event) {
-	entry := q.cfg.Events.Append(e)
+// appendEvent numbers an event in the event log of run runID and keeps it
+// for the run's durable event stream; with Redis it also goes to the run's
+// followers on other replicas at once. e is the run's own event, or one of
+// a member run its stream passes on (a team's member, a *run.MemberEvent:
+// it keeps its own run_id and never ends the run).
+func (q *Queue) appendEvent(jr *journal, runID string, e run.Event) {
+	entry := q.cfg.Events.AppendTo(runID, e)
 	if jr != nil {
 		jr.record(entry)
 	}
 	final, _ := run.FinalStatus(e)
-	q.redis.event(e.Base().RunID, entry, final)
+	q.redis.event(runID, entry, final)
 }
 
 // ending is how one segment of a run (its start, or a continuation) ended.
@@ -322,7 +352,7 @@ func (q *Queue) segment(runCtx context.Context, jr *journal, retryable bool, sta
 			end.status, end.final = status, event
 			continue
 		}
-		q.appendEvent(jr, event)
+		q.appendEvent(jr, jr.runID, event)
 	}
 	return end
 }
@@ -339,7 +369,7 @@ func (q *Queue) conclude(jr *journal, j job, end ending) run.Status {
 			errorType = cmp.Or(failed.ErrorType, errorType)
 			message = cmp.Or(failed.Content, message)
 		}
-		q.log.Warn("run failed", slog.String("run_id", j.RunID), slog.String("agent_id", j.AgentID),
+		q.log.Warn("run failed", slog.String("run_id", j.RunID), q.runnerAttr(j),
 			slog.String("session_id", j.SessionID), slog.String("error_type", errorType), slog.String("error", message))
 	}
 	return status
@@ -353,7 +383,7 @@ func (q *Queue) concludeRow(jr *journal, j job, end ending) run.Status {
 			// The runner left its failure for the queue to store.
 			q.writeFinal(jr, j, run.StatusError, end.message())
 		}
-		q.appendEvent(jr, end.final)
+		q.appendEvent(jr, j.RunID, end.final)
 		return end.status
 	}
 	return q.settleIn(jr, j, run.StatusError, end.message())
@@ -522,14 +552,11 @@ func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) 
 	if stored, over := q.writeFinal(jr, j, status, message); over {
 		return stored // the run stored its own outcome
 	}
-	base := run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID, CreatedAt: q.cfg.Now().Unix()}
-	if r, ok := q.runners[j.AgentID]; ok {
-		base.AgentName = r.Name()
-	}
+	base := q.runnerBase(j)
 	if status == run.StatusCancelled {
-		q.appendEvent(jr, &run.RunCancelled{BaseEvent: base, Reason: message})
+		q.appendEvent(jr, j.RunID, &run.RunCancelled{BaseEvent: base, Reason: message})
 	} else {
-		q.appendEvent(jr, &run.RunError{BaseEvent: base, Content: message})
+		q.appendEvent(jr, j.RunID, &run.RunError{BaseEvent: base, Content: message})
 	}
 	return status
 }

@@ -41,7 +41,8 @@ type MemoryConfig struct {
 type Entry struct {
 	// Index is the event's event_index.
 	Index int64
-	// Name is the event's name, such as RunContent.
+	// Name is the event's wire name ([run.NameOf]), such as RunContent or
+	// TeamRunContent.
 	Name string
 	// Data is the event encoded by [MemoryConfig.Encode].
 	Data []byte
@@ -140,25 +141,42 @@ func (m *Memory) produce(s *stream) {
 }
 
 // Append numbers e with its run's next index, writes the index onto it,
-// encodes it and keeps the entry. The run is the event's run_id; a run not
-// registered yet becomes RUNNING. An event that cannot be encoded is kept as
-// an encoded error message, so its index is never reused.
+// encodes it and keeps the entry; see [Memory.AppendTo]. The run is the
+// event's run_id; a member's event passed on in its parent's stream
+// ([run.MemberEvent]) goes to its parent_run_id's stream, which is right
+// for a direct member only: a producer that knows the stream it writes
+// (a team's, whose members may be teams too) calls AppendTo.
 func (m *Memory) Append(e run.Event) Entry {
+	runID := e.Base().RunID
+	if _, member := e.(*run.MemberEvent); member && e.Base().ParentRunID != "" {
+		runID = e.Base().ParentRunID
+	}
+	return m.AppendTo(runID, e)
+}
+
+// AppendTo numbers e with the next index of runID's stream, writes the
+// index onto it, encodes it and keeps the entry. A run not registered yet
+// becomes RUNNING. e is the run's own event, or one of a member run that
+// the run's stream passes on ([run.MemberEvent]), which keeps its own
+// run_id and never ends the stream. An event that cannot be encoded is
+// kept as an encoded error message, so its index is never reused.
+func (m *Memory) AppendTo(runID string, e run.Event) Entry {
 	base := e.Base()
 	m.mu.Lock()
-	s := m.streamFor(base.RunID, run.StatusRunning)
+	s := m.streamFor(runID, run.StatusRunning)
 	index := s.next
 	s.next++
 	m.produce(s)
 	m.mu.Unlock()
 
 	base.EventIndex = &index
+	name := run.NameOf(e)
 	data, err := m.cfg.Encode(e)
 	if err != nil {
-		data, _ = json.Marshal(map[string]any{"event": e.EventName(), "run_id": base.RunID, "event_index": index,
+		data, _ = json.Marshal(map[string]any{"event": name, "run_id": base.RunID, "event_index": index,
 			"error": fmt.Sprintf("event could not be encoded: %v", err)})
 	}
-	entry := Entry{Index: index, Name: e.EventName(), Data: data}
+	entry := Entry{Index: index, Name: name, Data: data}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -168,8 +186,9 @@ func (m *Memory) Append(e run.Event) Entry {
 	// Appends of one run come from its one producer, in index order.
 	s.entries = append(s.entries, entry)
 	if status, final := run.FinalStatus(e); final {
-		// The run's final event ends its stream; followers stop here.
-		m.finish(base.RunID, s, status)
+		// The run's final event ends its stream; followers stop here (a
+		// member's, a *run.MemberEvent, is not final).
+		m.finish(runID, s, status)
 	}
 	s.notify()
 	return entry

@@ -157,3 +157,40 @@ func TestSeedContinuesNumbering(t *testing.T) {
 	log.Seed("r1", 3)
 	require.Equal(t, int64(8), log.Append(content("r1", "never backwards")).Index)
 }
+
+// TestTeamStreamKeepsMemberEvents: a team's own events go by their Team*
+// names, and a member's events passed on in the team's stream are numbered
+// in it, keep their own run_id and name, and never end it — only the
+// team's own final event does.
+func TestTeamStreamKeepsMemberEvents(t *testing.T) {
+	log := eventlog.NewMemory(eventlog.MemoryConfig{})
+	team := func(e run.Event) run.Event {
+		b := e.Base()
+		b.TeamID, b.TeamName, b.RunID = "crew", "Crew", "team-run"
+		return e
+	}
+	member := func(e run.Event) run.Event {
+		b := e.Base()
+		b.AgentID, b.RunID, b.ParentRunID = "writer", "member-run", "team-run"
+		return run.AsMember(e)
+	}
+	started := log.AppendTo("team-run", team(&run.RunStarted{}))
+	require.Equal(t, "TeamRunStarted", started.Name)
+	require.Equal(t, "RunStarted", log.AppendTo("team-run", member(&run.RunStarted{})).Name)
+	memberDone := log.AppendTo("team-run", member(&run.RunCompleted{Content: "draft"}))
+	require.Equal(t, "RunCompleted", memberDone.Name)
+	require.Contains(t, string(memberDone.Data), `"run_id":"member-run"`)
+	require.Contains(t, string(memberDone.Data), `"event_index":2`)
+	info, _ := log.Lookup("team-run")
+	require.Equal(t, run.StatusRunning, info.Status, "a member's end does not end the team's stream")
+	_, known := log.Lookup("member-run")
+	require.False(t, known, "a member's events are the team's stream's")
+
+	// Append alone files a direct member's event under its parent.
+	require.Equal(t, int64(3), log.Append(member(&run.RunContent{Content: "more"})).Index)
+
+	done := log.AppendTo("team-run", team(&run.RunCompleted{Content: "final"}))
+	require.Equal(t, "TeamRunCompleted", done.Name)
+	info, _ = log.Lookup("team-run")
+	require.Equal(t, eventlog.Info{Status: run.StatusCompleted, Count: 5, LastIndex: 4}, info)
+}

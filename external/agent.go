@@ -332,7 +332,7 @@ func (a *Agent) open(in *run.Input, session *storage.Session, sessionID, runID s
 	}
 	metadata[MetadataSDK] = a.cfg.Driver.SDK()
 	out := &run.Output{
-		RunID: runID, AgentID: a.cfg.ID, AgentName: a.cfg.Name, SessionID: sessionID, UserID: in.UserID,
+		RunID: runID, AgentID: a.cfg.ID, AgentName: a.cfg.Name, SessionID: sessionID, UserID: in.UserID, ParentRunID: in.ParentRunID,
 		Input: in, Model: modelID, ModelProvider: provider, Status: run.StatusRunning, Metadata: metadata,
 		CreatedAt: now.Unix(), Metrics: &run.RunMetrics{},
 	}

@@ -1,5 +1,10 @@
 package run
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // Agent event names (Agno's RunEvent), each the wire name of the event type of
 // the same name in this package.
 const (
@@ -127,8 +132,39 @@ const (
 // TeamEventName returns the team counterpart of an agent event name, e.g.
 // "RunContent" → "TeamRunContent". [EventCustom] is shared and returned as is.
 func TeamEventName(agentEvent string) string {
-	if agentEvent == EventCustom {
+	if agentEvent == EventCustom || strings.HasPrefix(agentEvent, teamPrefix) {
 		return agentEvent
 	}
-	return "Team" + agentEvent
+	return teamPrefix + agentEvent
+}
+
+// teamPrefix starts every team event name.
+const teamPrefix = "Team"
+
+// FinalEventName reports whether an event of this name is a final event —
+// it ends its run, or pauses it: RunCompleted, RunError, RunCancelled,
+// RunPaused and their team counterparts. In a team's stream a member's
+// final event ends only the member's run: see [EndsRun].
+func FinalEventName(name string) bool {
+	switch strings.TrimPrefix(name, teamPrefix) {
+	case EventRunCompleted, EventRunError, EventRunCancelled, EventRunPaused:
+		return true
+	}
+	return false
+}
+
+// EndsRun reports whether an encoded event of a run's stream, of this
+// name, is the run's own final event: a final name ([FinalEventName]) and
+// the run's id, not that of a member run passed on in the stream.
+func EndsRun(runID, name string, data []byte) bool {
+	if !FinalEventName(name) {
+		return false
+	}
+	var ids struct {
+		RunID string `json:"run_id"`
+	}
+	if json.Unmarshal(data, &ids) != nil {
+		return true
+	}
+	return ids.RunID == "" || ids.RunID == runID
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // Event is one typed event of a run, as streamed over SSE and stored on the run
@@ -39,9 +40,14 @@ type BaseEvent struct {
 	CreatedAt int64 `json:"created_at"`
 	// Event is the wire name. Encoding always writes the event type's name;
 	// decoding fills this in.
-	Event       string `json:"event"`
-	AgentID     string `json:"agent_id,omitempty"`
-	AgentName   string `json:"agent_name,omitempty"`
+	Event     string `json:"event"`
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentName string `json:"agent_name,omitempty"`
+	// TeamID and TeamName identify a team's own events; with TeamID set
+	// and no AgentID the event is a team event and goes by its Team* name
+	// ([TeamEventName]). A member's events keep their agent_id.
+	TeamID      string `json:"team_id,omitempty"`
+	TeamName    string `json:"team_name,omitempty"`
 	RunID       string `json:"run_id,omitempty"`
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	SessionID   string `json:"session_id,omitempty"`
@@ -84,10 +90,24 @@ func (b *BaseEvent) Index() (int64, bool) {
 // takes the event index out, so [withIndex] can write it last, where AgentOS's
 // event stream appends it.
 func (b *BaseEvent) stamp(name string) (index *int64) {
-	b.Event = name
+	b.Event = b.wireName(name)
 	index, b.EventIndex = b.EventIndex, nil
 	return index
 }
+
+// wireName is the name an event of type name goes by: its Team* name for
+// a team's own event.
+func (b *BaseEvent) wireName(name string) string {
+	if b.TeamID != "" && b.AgentID == "" {
+		return TeamEventName(name)
+	}
+	return name
+}
+
+// NameOf is an event's wire name, the "event" key of its JSON and its SSE
+// frame's event line: [Event.EventName], or its Team* counterpart for a
+// team's own event (one with team_id and no agent_id).
+func NameOf(e Event) string { return e.Base().wireName(e.EventName()) }
 
 // withIndex appends "event_index" to an encoded event object when there is one.
 func withIndex(data []byte, err error, index *int64) ([]byte, error) {
@@ -159,6 +179,11 @@ func DecodeEvent(data []byte) (Event, error) {
 		name = "" // no string name: pass the event through
 	}
 	factory, known := eventFactories[name]
+	if !known && name != EventCustom && strings.HasPrefix(name, teamPrefix) {
+		if typed, ok := decodeTeamEvent(data, strings.TrimPrefix(name, teamPrefix)); ok {
+			return typed, nil
+		}
+	}
 	if !known {
 		obj, err := decodeObject(data)
 		if err != nil {
@@ -177,6 +202,31 @@ func DecodeEvent(data []byte) (Event, error) {
 	return event, nil
 }
 
+// decodeTeamEvent decodes a team's own event to its agent event's type,
+// told apart by its team_id — when that type holds all of it: the typed
+// event must encode back to the same JSON. Anything else (an event written
+// by another implementation, with keys of its own) passes through as a
+// [GenericEvent].
+func decodeTeamEvent(data []byte, agentName string) (Event, bool) {
+	factory, ok := eventFactories[agentName]
+	if !ok {
+		return nil, false
+	}
+	event := factory()
+	if json.Unmarshal(data, event) != nil || event.Base().TeamID == "" || event.Base().AgentID != "" {
+		return nil, false
+	}
+	encoded, err := EncodeEvent(event)
+	if err != nil {
+		return nil, false
+	}
+	var given, typed any
+	if json.Unmarshal(data, &given) != nil || json.Unmarshal(encoded, &typed) != nil || !reflect.DeepEqual(given, typed) {
+		return nil, false
+	}
+	return event, true
+}
+
 // AgentEventNames lists the agent event names [DecodeEvent] decodes to a
 // concrete type: Agno's RunEvent set plus agnogo's RunRetry.
 func AgentEventNames() []string {
@@ -186,4 +236,32 @@ func AgentEventNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// MemberEvent is an event of a member's run passed on in its parent's
+// stream (a team's member agent, say): it keeps the member's identity
+// (agent_id, run_id, parent_run_id) and its own name, and it is not one of
+// the parent's own events — [FinalStatus] never sees a member's end as the
+// parent's.
+type MemberEvent struct {
+	// Event is a copy of the member's event: the parent stamps its own
+	// event_index on it.
+	Event
+}
+
+// AsMember wraps a member run's event for its parent's stream, on a
+// shallow copy so the member's own record of it is left as it was.
+func AsMember(e Event) *MemberEvent {
+	if m, ok := e.(*MemberEvent); ok {
+		e = m.Event
+	}
+	v := reflect.ValueOf(e)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		copied := reflect.New(v.Elem().Type())
+		copied.Elem().Set(v.Elem())
+		if c, ok := copied.Interface().(Event); ok {
+			e = c
+		}
+	}
+	return &MemberEvent{Event: e}
 }

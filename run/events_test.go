@@ -241,7 +241,7 @@ func TestEventEncodingLeavesHTMLToTheCaller(t *testing.T) {
 func TestBaseEventKeysFollowTheStruct(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []string{
-		"created_at", "event", "agent_id", "agent_name", "run_id", "parent_run_id", "session_id",
+		"created_at", "event", "agent_id", "agent_name", "team_id", "team_name", "run_id", "parent_run_id", "session_id",
 		"workflow_id", "workflow_run_id", "step_id", "step_name", "step_index", "nested_depth",
 		"tools", "content", "event_index",
 	}, baseEventKeys)
@@ -264,4 +264,52 @@ func TestTeamEventName(t *testing.T) {
 	require.Equal(t, EventTeamRunContent, TeamEventName(EventRunContent))
 	require.Equal(t, EventTeamRunRetry, TeamEventName(EventRunRetry))
 	require.Equal(t, EventCustom, TeamEventName(EventCustom))
+}
+
+func TestTeamEventsGoByTheirTeamNames(t *testing.T) {
+	t.Parallel()
+	e := &RunContent{BaseEvent: BaseEvent{TeamID: "research", TeamName: "Research", RunID: "r1"}, Content: "hi"}
+	require.Equal(t, EventTeamRunContent, NameOf(e))
+	data, err := EncodeEvent(e)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"created_at":0,"event":"TeamRunContent","team_id":"research","team_name":"Research","run_id":"r1",
+		"nested_depth":0,"content":"hi","workflow_agent":false,"content_type":"str"}`, string(data))
+
+	decoded, err := DecodeEvent(data)
+	require.NoError(t, err)
+	content, ok := decoded.(*RunContent)
+	require.True(t, ok, "a team event decodes to its agent event's type, got %T", decoded)
+	require.Equal(t, "research", content.TeamID)
+	again, err := EncodeEvent(decoded)
+	require.NoError(t, err)
+	require.JSONEq(t, string(data), string(again))
+
+	// A member's event keeps its agent name, with or without a team id.
+	member := &RunCompleted{BaseEvent: BaseEvent{AgentID: "writer", TeamID: "research"}}
+	require.Equal(t, EventRunCompleted, NameOf(member))
+	require.Equal(t, EventCustom, NameOf(&CustomEvent{BaseEvent: BaseEvent{TeamID: "research"}}))
+}
+
+func TestMemberEventsNeverEndTheirParent(t *testing.T) {
+	t.Parallel()
+	own := &RunCompleted{BaseEvent: BaseEvent{AgentID: "writer", RunID: "member-run"}, Content: "done"}
+	member := AsMember(own)
+	_, final := FinalStatus(member)
+	require.False(t, final)
+	member.Base().SetIndex(7)
+	member.Base().ParentRunID = "team-run"
+	require.Nil(t, own.EventIndex, "the member's own event is left as it was")
+	require.Empty(t, own.ParentRunID)
+	require.Equal(t, EventRunCompleted, NameOf(member))
+	data, err := EncodeEvent(member)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"parent_run_id":"team-run"`)
+	require.Contains(t, string(data), `"event_index":7`)
+
+	require.True(t, EndsRun("team-run", EventTeamRunCompleted, []byte(`{"run_id":"team-run"}`)))
+	require.False(t, EndsRun("team-run", EventRunCompleted, data), "a member's end in the team's stream")
+	require.True(t, EndsRun("member-run", EventRunCompleted, data))
+	require.False(t, EndsRun("team-run", EventRunContent, []byte(`{"run_id":"team-run"}`)))
+	require.True(t, FinalEventName(EventTeamRunPaused))
+	require.False(t, FinalEventName(EventTeamRunContent))
 }

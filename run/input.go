@@ -27,6 +27,10 @@ type Input struct {
 	// RunID preassigns the run's id (as a background acceptance does);
 	// empty generates one.
 	RunID string `json:"-"`
+	// ParentRunID makes the run a child run of another (a team's
+	// delegation to a member): it is stored with the run and stamped on its
+	// events.
+	ParentRunID string `json:"-"`
 	// Metadata is stored on the run.
 	Metadata map[string]any `json:"-"`
 	// PersistOnStart saves the run as RUNNING before the model is first

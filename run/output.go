@@ -19,6 +19,7 @@ type Output struct {
 	AgentID     string `json:"agent_id,omitempty"`
 	AgentName   string `json:"agent_name,omitempty"`
 	TeamID      string `json:"team_id,omitempty"`
+	TeamName    string `json:"team_name,omitempty"`
 	WorkflowID  string `json:"workflow_id,omitempty"`
 	SessionID   string `json:"session_id,omitempty"`
 	ParentRunID string `json:"parent_run_id,omitempty"`
@@ -67,6 +68,10 @@ type Output struct {
 	// Requirements are what a paused run waits for, in order of arrival.
 	Requirements []*Requirement `json:"requirements,omitzero"`
 
+	// MemberResponses are a team run's member runs, kept on it when the
+	// team's store_member_responses is on (each is also a row of its own).
+	MemberResponses []*Output `json:"member_responses,omitzero"`
+
 	// Events are the run's events, kept only when store_events is on.
 	Events EventList `json:"events,omitzero"`
 
@@ -84,6 +89,30 @@ type Output struct {
 	ForkedFromSessionID    string `json:"forked_from_session_id,omitempty"`
 	// RegeneratedFrom is the run this one regenerated (its immediate predecessor).
 	RegeneratedFrom string `json:"regenerated_from,omitempty"`
+}
+
+// RunnerID is the id of the agent, team or workflow that ran the run.
+func (o *Output) RunnerID() string {
+	switch {
+	case o.AgentID != "":
+		return o.AgentID
+	case o.TeamID != "":
+		return o.TeamID
+	}
+	return o.WorkflowID
+}
+
+// SetRunner records who runs the run: agent_id and agent_name, or team_id
+// and team_name for a team (see [Runner.Kind]).
+func (o *Output) SetRunner(kind Kind, id, name string) {
+	switch kind {
+	case KindTeam:
+		o.TeamID, o.TeamName = id, name
+	case KindWorkflow:
+		o.WorkflowID = id
+	default:
+		o.AgentID, o.AgentName = id, name
+	}
 }
 
 // ActiveRequirements returns the requirements not yet resolved.

@@ -226,11 +226,58 @@ func PendingTools(out *Output) []*ToolExecution {
 	}
 	var pending []*ToolExecution
 	for _, t := range out.Tools {
-		if t != nil && t.Paused() && !answered[t.ToolCallID] {
+		if t != nil && (t.Paused() || out.WaitsOnChild(t)) && !answered[t.ToolCallID] {
 			pending = append(pending, t)
 		}
 	}
 	return pending
+}
+
+// WaitsOnChild reports whether a tool call of the run waits on a child run
+// that waits for a person (a team's delegation to a member paused for a
+// confirmation): the call has no result yet and the run holds the child's
+// requirements ([Requirement.MemberRunID] is the call's ChildRunID).
+func (o *Output) WaitsOnChild(t *ToolExecution) bool {
+	if t.ChildRunID == "" || t.Result != nil {
+		return false
+	}
+	for _, r := range o.Requirements {
+		if r != nil && r.MemberRunID == t.ChildRunID {
+			return true
+		}
+	}
+	return false
+}
+
+// ChildRequirements returns the requirements of the child run childRunID
+// the run holds, in order.
+func (o *Output) ChildRequirements(childRunID string) []*Requirement {
+	var reqs []*Requirement
+	for _, r := range o.Requirements {
+		if r != nil && r.MemberRunID == childRunID && childRunID != "" {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+// WaitingCalls returns the tool calls a caller resolves to continue the
+// run: its paused calls, and in place of a call that waits on a child run,
+// the child's own paused calls, as its requirements carry them.
+func WaitingCalls(out *Output) []*ToolExecution {
+	var calls []*ToolExecution
+	for _, t := range PendingTools(out) {
+		if !out.WaitsOnChild(t) {
+			calls = append(calls, t)
+			continue
+		}
+		for _, r := range out.ChildRequirements(t.ChildRunID) {
+			if r.ToolExecution != nil && r.ToolExecution.Paused() {
+				calls = append(calls, r.ToolExecution)
+			}
+		}
+	}
+	return calls
 }
 
 // CheckResolutions reports what is wrong with the tool executions a caller
@@ -244,7 +291,7 @@ func PendingTools(out *Output) []*ToolExecution {
 // decide. The error wraps [ErrInvalidContinue] and names every problem,
 // with what to send instead.
 func CheckResolutions(out *Output, updates []*ToolExecution) error {
-	pending := PendingTools(out)
+	pending := WaitingCalls(out)
 	waiting := map[string]*ToolExecution{}
 	for _, t := range pending {
 		waiting[t.ToolCallID] = t
@@ -253,6 +300,11 @@ func CheckResolutions(out *Output, updates []*ToolExecution) error {
 	for _, t := range out.Tools {
 		if t != nil {
 			made[t.ToolCallID] = true
+		}
+	}
+	for _, r := range out.Requirements {
+		if r != nil && r.MemberRunID != "" && r.ToolExecution != nil {
+			made[r.ToolExecution.ToolCallID] = true // a member's call
 		}
 	}
 	first := map[string]int{}

@@ -45,12 +45,24 @@ func KeptTools(tools []*ToolExecution, messages []*Message) []*ToolExecution {
 // relinked to those tools. The requirements are updated in place.
 func KeptRequirements(reqs []*Requirement, tools []*ToolExecution) []*Requirement {
 	byID := map[string]*ToolExecution{}
+	children := map[string]bool{}
 	for _, t := range tools {
 		byID[t.ToolCallID] = t
+		if t.ChildRunID != "" {
+			children[t.ChildRunID] = true
+		}
 	}
 	var kept []*Requirement
 	for _, r := range reqs {
 		if r.ToolExecution == nil {
+			continue
+		}
+		if r.MemberRunID != "" {
+			// A member's requirement stays with the call that delegated to
+			// the member; its tool is the member's.
+			if children[r.MemberRunID] {
+				kept = append(kept, r)
+			}
 			continue
 		}
 		if t, ok := byID[r.ToolExecution.ToolCallID]; ok {

@@ -282,6 +282,7 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 		defer spec.Release()
 	}
 	r := newRun(h, spec, yield, cancel)
+	ctx = withRun(ctx, r)
 	if spec.Parked {
 		r.Emit(run.TerminalEvent(spec.Output, nil, ""))
 		return spec.Output, nil

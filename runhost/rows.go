@@ -23,12 +23,11 @@ import (
 // PendingRun is the PENDING row of an accepted run, with the session to
 // create when it is new.
 func PendingRun(runner run.Runner, in *run.Input, now time.Time) (*storage.Session, storage.RunRecord) {
-	session := &storage.Session{SessionID: in.SessionID, SessionType: storage.SessionTypeAgent, AgentID: runner.ID(), UserID: in.UserID}
-	rec := storage.RunRecord{SessionID: in.SessionID, UserID: in.UserID, Run: &run.Output{
-		RunID: in.RunID, AgentID: runner.ID(), AgentName: runner.Name(), SessionID: in.SessionID, UserID: in.UserID,
-		Input: in, Status: run.StatusPending, Metadata: in.Metadata, CreatedAt: now.Unix(),
-	}}
-	return session, rec
+	session := storage.NewSession(runner.Kind(), runner.ID(), in.SessionID, in.UserID)
+	out := &run.Output{RunID: in.RunID, SessionID: in.SessionID, UserID: in.UserID, ParentRunID: in.ParentRunID,
+		Input: in, Status: run.StatusPending, Metadata: in.Metadata, CreatedAt: now.Unix()}
+	out.SetRunner(runner.Kind(), runner.ID(), runner.Name())
+	return session, storage.RunRecord{SessionID: in.SessionID, UserID: in.UserID, Run: out}
 }
 
 // RecordPending writes an accepted run's PENDING row, creating its session

@@ -63,6 +63,40 @@ func (r *Run) Emit(e run.Event) bool {
 	return r.deliverLocked(e)
 }
 
+// Forward passes on an event of a child run (a team member's) in this
+// run's stream: it is kept with the run's events and handed to the
+// consumer like [Run.Emit], with its own identity — agent_id, run_id and
+// created_at stay the child's; parent_run_id defaults to this run. It
+// reports whether the consumer still listens.
+func (r *Run) Forward(e run.Event) bool {
+	member := run.AsMember(e)
+	base := member.Base()
+	if base.ParentRunID == "" {
+		base.ParentRunID = r.out.RunID
+	}
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	if r.spec.StoreEvents {
+		r.mu.Lock()
+		r.out.Events = append(r.out.Events, member)
+		r.mu.Unlock()
+	}
+	return r.deliverLocked(member)
+}
+
+type runKey struct{}
+
+// withRun returns ctx carrying r, for the run's tools (see [FromContext]).
+func withRun(ctx context.Context, r *Run) context.Context { return context.WithValue(ctx, runKey{}, r) }
+
+// FromContext returns the run a tool call's ctx belongs to: a tool that
+// runs child runs (a team's delegation) reads the run's identity from it
+// and passes the children's events on with [Run.Forward].
+func FromContext(ctx context.Context) (*Run, bool) {
+	r, ok := ctx.Value(runKey{}).(*Run)
+	return r, ok
+}
+
 // record stamps and keeps e without handing it over (see [Run.deliver]).
 func (r *Run) record(e run.Event) {
 	r.emu.Lock()
@@ -81,7 +115,8 @@ func (r *Run) recordLocked(e run.Event) {
 	base := e.Base()
 	base.CreatedAt = r.host.cfg.Now().Unix()
 	base.AgentID, base.AgentName = r.out.AgentID, r.out.AgentName
-	base.RunID, base.SessionID = r.out.RunID, r.out.SessionID
+	base.TeamID, base.TeamName = r.out.TeamID, r.out.TeamName
+	base.RunID, base.SessionID, base.ParentRunID = r.out.RunID, r.out.SessionID, r.out.ParentRunID
 	if r.spec.StoreEvents {
 		r.mu.Lock()
 		r.out.Events = append(r.out.Events, e)

@@ -62,6 +62,21 @@ func (s *Session) Name() string {
 	return name
 }
 
+// NewSession is a new session of a runner: an agent's, a team's or a
+// workflow's by kind, with the runner's id in its column.
+func NewSession(kind run.Kind, runnerID, sessionID, userID string) *Session {
+	s := &Session{SessionID: sessionID, UserID: userID}
+	switch kind {
+	case run.KindTeam:
+		s.SessionType, s.TeamID = SessionTypeTeam, runnerID
+	case run.KindWorkflow:
+		s.SessionType, s.WorkflowID = SessionTypeWorkflow, runnerID
+	default:
+		s.SessionType, s.AgentID = SessionTypeAgent, runnerID
+	}
+	return s
+}
+
 // ComponentID returns the id of the agent, team or workflow the session belongs to.
 func (s *Session) ComponentID() string {
 	switch s.SessionType {

@@ -67,6 +67,13 @@ type Outcome struct {
 	// [*PanicError], [ErrUnknownTool], [ErrToolCallLimit] or the context's
 	// error for a call never started. Nil for a successful or paused call.
 	Err error
+	// Child is set when the call waits on a child run that waits for a
+	// person ([ChildPause]): the run should pause with the child's
+	// requirements. Its ChildRunID is on the execution.
+	Child *ChildPause
+	// ChildMetrics are the metrics of the child runs the call ran
+	// ([AddChildMetrics]), for the caller to add to its run's.
+	ChildMetrics *run.RunMetrics
 	// Counted reports whether the call counts against the tool_call_limit:
 	// every call of a known tool not refused by the limit, paused ones
 	// included, as in Agno. Add the counted outcomes to
@@ -76,7 +83,7 @@ type Outcome struct {
 
 // Paused reports whether the call waits for a person or an external
 // executor; the run should pause.
-func (o Outcome) Paused() bool { return o.Execution.Paused() }
+func (o Outcome) Paused() bool { return o.Execution.Paused() || o.Child != nil }
 
 // Execute runs the tool calls of one model turn and returns their outcomes
 // in call order.
@@ -208,6 +215,9 @@ type journaledCall struct {
 	ToolCallError *bool                `json:"tool_call_error,omitempty"`
 	Metrics       *run.ToolCallMetrics `json:"metrics,omitempty"`
 	Error         string               `json:"error,omitempty"`
+	Child         *ChildPause          `json:"child,omitempty"`
+	ChildRunID    string               `json:"child_run_id,omitempty"`
+	ChildMetrics  *run.RunMetrics      `json:"child_metrics,omitempty"`
 }
 
 // executeJournaled runs the jobs as one batch of journaled steps and fills
@@ -224,7 +234,13 @@ func executeJournaled(ctx context.Context, journal run.Journal, outcomes []Outco
 		fns[i] = func(ctx context.Context) ([]byte, error) {
 			probe := Outcome{Call: call, Execution: &run.ToolExecution{ToolName: call.Function.Name}}
 			probe.execute(ctx, j.tool, j.args, now)
-			record := journaledCall{Result: probe.Execution.Result, ToolCallError: probe.Execution.ToolCallError, Metrics: probe.Execution.Metrics}
+			if err := ctx.Err(); err != nil {
+				// Stopped, not finished: nothing to record, so the call
+				// runs again when the run is executed again.
+				return nil, err
+			}
+			record := journaledCall{Result: probe.Execution.Result, ToolCallError: probe.Execution.ToolCallError, Metrics: probe.Execution.Metrics, Child: probe.Child,
+				ChildRunID: probe.Execution.ChildRunID, ChildMetrics: probe.ChildMetrics}
 			if probe.Err != nil {
 				record.Error = probe.Err.Error()
 			}
@@ -244,6 +260,10 @@ func executeJournaled(ctx context.Context, journal run.Journal, outcomes []Outco
 			continue
 		}
 		out.Execution.Result, out.Execution.ToolCallError, out.Execution.Metrics = record.Result, record.ToolCallError, record.Metrics
+		out.Execution.ChildRunID, out.ChildMetrics = record.ChildRunID, record.ChildMetrics
+		if record.Child != nil {
+			out.Child, out.Execution.ChildRunID = record.Child, record.Child.RunID
+		}
 		if record.Error != "" {
 			out.Err = errors.New(record.Error)
 		}
@@ -277,9 +297,24 @@ func pauseFor(spec Spec, resolved bool) bool {
 func (o *Outcome) execute(ctx context.Context, t Tool, args json.RawMessage, now func() time.Time) {
 	metrics := &run.ToolCallMetrics{}
 	metrics.StartTimer(now())
+	ctx, kids := withChildren(ctx)
 	result, err := safeCall(ctx, t, o.Execution.ToolName, args)
 	metrics.StopTimer(now())
 	o.Execution.Metrics = metrics
+	kids.record(o)
+	o.settle(result, err)
+}
+
+// settle records a call's result, its failure, or the child run it waits
+// on.
+func (o *Outcome) settle(result string, err error) {
+	var child *ChildPause
+	if errors.As(err, &child) {
+		o.Child = child
+		o.Execution.ChildRunID = child.RunID
+		o.Execution.Result, o.Execution.ToolCallError = nil, nil
+		return
+	}
 	if err != nil {
 		o.fail(err)
 		return

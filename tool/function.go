@@ -34,8 +34,9 @@ type Config struct {
 	// ExternalExecution pauses the run: the caller executes the tool and
 	// sends back its result. Defaults to false.
 	ExternalExecution bool
-	// StopAfterToolCall ends the model loop after this tool's result.
-	// Defaults to false.
+	// StopAfterToolCall ends the model loop after this tool's result, which
+	// becomes the run's answer; a failed call does not end it. Defaults to
+	// false.
 	StopAfterToolCall bool
 }
 

@@ -37,6 +37,7 @@ type Spec struct {
 	// ExternalExecution pauses the run: the caller executes the tool and
 	// sends back its result.
 	ExternalExecution bool
-	// StopAfterToolCall ends the model loop after this tool's result.
+	// StopAfterToolCall ends the model loop after this tool's result, which
+	// becomes the run's answer; a failed call does not end it.
 	StopAfterToolCall bool
 }

@@ -3,7 +3,7 @@
 // Usage:
 //
 //	agnogo migrate [--db URL] [--target VERSION] [--schema NAME] [--json] [--cleanup-legacy-runs [--force]]
-//	agnogo run [--config FILE] [--db URL] AGENT MESSAGE [--session ID] [--user U] [--json] [--stream]
+//	agnogo run [--config FILE] [--db URL] AGENT|TEAM MESSAGE [--session ID] [--user U] [--json] [--stream]
 //	agnogo run [--config FILE] [--db URL] --continue RUN_ID --approve|--reject [--session ID] [--user U] [--json] [--stream]
 //	agnogo sessions list|show|delete [--config FILE] [--db URL] [--user U] [--json]
 //	agnogo serve [--config FILE] [--addr 127.0.0.1:7777] [--db URL] [--log-format text|json]
@@ -21,14 +21,18 @@
 //
 // `agnogo run` loads the config file (--config, else ./agnogo.yaml when it
 // exists, else the default "assistant" agent on $AGNOGO_MODEL; see package
-// config and docs/config.md), runs AGENT on MESSAGE in this process and
-// prints the answer, then a status line on stderr. --json prints the whole
+// config and docs/config.md), runs AGENT — an agent, or a team of the
+// config's teams — on MESSAGE in this process and prints the answer, then a
+// status line on stderr. A team's answer is the team's own; its members'
+// runs are stored in its session with its run as their parent_run_id, and
+// --stream shows their tool calls indented under the team's delegations. --json prints the whole
 // run (RunOutput); --stream prints answer deltas and tool calls as they
 // happen, or with --json each event as a JSON line. When stdout is a
 // terminal, and --json is not given, the run is shown as --stream shows it,
 // with a spinner on stderr while the model or a tool works. A run that
 // fails, is cancelled (Ctrl-C) or pauses for a confirmation exits with
-// status 1; an unknown agent or an invalid config file with status 2.
+// status 1; an unknown agent or team or an invalid config file with status
+// 2.
 // `agnogo run --continue RUN_ID --approve` (or --reject) confirms (or
 // rejects) the tool calls a paused run waits for and runs it on.
 //

@@ -41,12 +41,19 @@ type runFlags struct {
 func (c *cli) runCommand() *cobra.Command {
 	var flags runFlags
 	cmd := &cobra.Command{
-		Use:   "run AGENT MESSAGE | run --continue RUN_ID --approve|--reject",
-		Short: "Run an agent once, in this process, and print its answer",
+		Use:   "run AGENT|TEAM MESSAGE | run --continue RUN_ID --approve|--reject",
+		Short: "Run an agent or a team once, in this process, and print its answer",
 		Long: `Run sends MESSAGE to the agent AGENT and prints the answer on stdout, then a
 status line (status, session and run ids, tokens) on stderr. The agent runs in
 this process, on the database of the config file (or --db), so the run is
 stored and --session continues an earlier conversation.
+
+AGENT may also be the id of a team of the config (its teams key): the team's
+leader delegates to its members in this process and the answer printed is
+the team's. Each member run is stored in the team's session with the team's
+run as its parent_run_id. --stream shows each delegation as a tool line and
+the members' own tool calls indented beneath it, prefixed with the member's
+id.
 
 The config is --config, else ./agnogo.yaml when it exists, else the default:
 one "assistant" agent on the model named by AGNOGO_MODEL (openai:gpt-5-mini
@@ -67,8 +74,10 @@ continued through the AgentOS API (POST /agents/{id}/runs/{run_id}/continue).
 
 Exit status: 0 when the run completed; 1 when it failed, was cancelled
 (Ctrl-C), paused for a confirmation, or the run to continue was not found or
-not paused; 2 for a usage error, an invalid config file or an unknown agent.`,
+not paused; 2 for a usage error, an invalid config file or an unknown agent
+or team.`,
 		Example: `  agnogo run assistant "What is the capital of France?"
+  agnogo run research "Compare SQLite and PostgreSQL for a small team" --stream
   agnogo run --config agnogo.yaml coder "Summarize README.md" --stream
   agnogo run assistant "And of Italy?" --session 0198c0de-... --json
   agnogo run --continue 0198c0df-... --approve`,
@@ -107,6 +116,8 @@ not paused; 2 for a usage error, an invalid config file or an unknown agent.`,
 	return cmd
 }
 
+// runAgent runs the agent or team agentID once on message and presents the
+// run.
 func (c *cli) runAgent(cmd *cobra.Command, flags runFlags, agentID, message string) error {
 	ctx := cmd.Context()
 	if flags.db != "" {
@@ -247,10 +258,12 @@ func collect(events iter.Seq2[agnorun.Event, error], runnerID string) (*agnorun.
 }
 
 // outputOf returns the run a terminal event describes, or nil for any other
-// event.
+// event — a member's event passed on in a team's stream
+// (*agnorun.MemberEvent) included: a member's end is not the team's.
 func outputOf(event agnorun.Event) *agnorun.Output {
 	base := event.Base()
-	output := &agnorun.Output{RunID: base.RunID, AgentID: base.AgentID, AgentName: base.AgentName, SessionID: base.SessionID}
+	output := &agnorun.Output{RunID: base.RunID, AgentID: base.AgentID, AgentName: base.AgentName, TeamID: base.TeamID,
+		TeamName: base.TeamName, SessionID: base.SessionID, ParentRunID: base.ParentRunID}
 	switch e := event.(type) {
 	case *agnorun.RunCompleted:
 		output.Status, output.Content, output.ContentType, output.Metrics = agnorun.StatusCompleted, e.Content, e.ContentType, e.Metrics
@@ -297,7 +310,7 @@ func (c *cli) report(output *agnorun.Output, runErr error, out io.Writer, opts r
 		if onlyConfirmations(pending) {
 			return fmt.Errorf("%s; continue it with agnogo run --continue %s --approve (or --reject)", waiting, output.RunID)
 		}
-		return fmt.Errorf("%s; continue it through the AgentOS API (POST /agents/%s/runs/%s/continue)", waiting, output.AgentID, output.RunID)
+		return fmt.Errorf("%s; continue it through the AgentOS API (POST %s/runs/%s/continue)", waiting, runnerPath(output), output.RunID)
 	case agnorun.StatusCancelled:
 		return fmt.Errorf("run %s cancelled", output.RunID)
 	}
@@ -306,6 +319,15 @@ func (c *cli) report(output *agnorun.Output, runErr error, out io.Writer, opts r
 		message = runErr.Error()
 	}
 	return fmt.Errorf("run %s failed: %s", output.RunID, message)
+}
+
+// runnerPath is the AgentOS path of the agent or team that ran output:
+// /agents/ID, or /teams/ID for a team's own run.
+func runnerPath(output *agnorun.Output) string {
+	if output.AgentID == "" && output.TeamID != "" {
+		return "/teams/" + output.TeamID
+	}
+	return "/agents/" + output.AgentID
 }
 
 // statusLine is the line printed on stderr after a completed run.

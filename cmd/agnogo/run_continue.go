@@ -68,10 +68,11 @@ func (c *cli) continuePaused(cmd *cobra.Command, flags runFlags) error {
 	if err != nil {
 		return err
 	}
-	if paused.AgentID == "" {
-		return fmt.Errorf("run %s is not an agent's run; continue it through the AgentOS API", runID)
+	runnerID := paused.RunnerID()
+	if paused.AgentID == "" && paused.TeamID == "" {
+		return fmt.Errorf("run %s is not the run of an agent or a team; continue it through the AgentOS API", runID)
 	}
-	runner, err := agentOS.Runner(paused.AgentID)
+	runner, err := agentOS.Runner(runnerID)
 	if errors.Is(err, config.ErrUnknownAgent) {
 		return &usageError{err: fmt.Errorf("run %s belongs to %w", runID, err)}
 	}
@@ -87,8 +88,8 @@ func (c *cli) continuePaused(cmd *cobra.Command, flags runFlags) error {
 		return err
 	}
 	if parked {
-		return fmt.Errorf("run %s is paused on the durable queue of a server: continue it through that server's AgentOS API (POST /agents/%s/runs/%s/continue with background=true)",
-			runID, runner.ID(), runID)
+		return fmt.Errorf("run %s is paused on the durable queue of a server: continue it through that server's AgentOS API (POST %s/runs/%s/continue with background=true)",
+			runID, runnerPath(paused), runID)
 	}
 
 	req := &agnorun.ContinueRequest{RunID: runID, SessionID: flags.session, UserID: cmp.Or(flags.user, paused.UserID), Tools: tools}
@@ -145,8 +146,8 @@ func confirmations(paused *agnorun.Output, approved bool) ([]*agnorun.ToolExecut
 		tools = append(tools, &agnorun.ToolExecution{ToolCallID: req.ToolExecution.ToolCallID, Confirmed: &approved})
 	}
 	if len(others) > 0 {
-		return nil, fmt.Errorf("run %s also waits to %s, which --approve and --reject do not give: continue it through the AgentOS API (POST /agents/%s/runs/%s/continue)",
-			paused.RunID, strings.Join(others, ", "), paused.AgentID, paused.RunID)
+		return nil, fmt.Errorf("run %s also waits to %s, which --approve and --reject do not give: continue it through the AgentOS API (POST %s/runs/%s/continue)",
+			paused.RunID, strings.Join(others, ", "), runnerPath(paused), paused.RunID)
 	}
 	return tools, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"iter"
@@ -45,7 +46,11 @@ func (c *cli) streamRun(events iter.Seq2[agnorun.Event, error], runnerID string,
 }
 
 // streamPrinter renders events as text: answer deltas as they arrive, tool
-// calls on lines of their own.
+// calls on lines of their own. In a team's stream, the members' events
+// (*agnorun.MemberEvent) show as their tool calls only, indented and
+// prefixed with the member's id: the member's answer is the result of the
+// team's delegation, shown on the delegation's tool line, and the answer
+// printed is the team's.
 type streamPrinter struct {
 	out io.Writer
 	// spinner, when not nil, is erased before anything is printed and shown
@@ -110,6 +115,45 @@ func (p *streamPrinter) print(event agnorun.Event) {
 		p.spinner.hide()
 		p.endLine()
 		printRequirements(p.out, e.Requirements)
+	case *agnorun.MemberEvent:
+		p.printMember(e.Event)
+	}
+}
+
+// memberIndent starts each line of a member's event.
+const memberIndent = "  "
+
+// printMember renders an event of a team member's run: its tool calls,
+// indented under the team's delegation; the rest only moves the spinner.
+func (p *streamPrinter) printMember(event agnorun.Event) {
+	base := event.Base()
+	member := cmp.Or(base.AgentID, base.TeamID, "member")
+	working := member + " is working…"
+	switch e := event.(type) {
+	case *agnorun.RunStarted:
+		p.spinner.wait(working)
+	case *agnorun.ToolCallStarted:
+		if e.Tool != nil {
+			p.endLine()
+			p.write(fmt.Sprintf("%s[%s] → tool %s %s\n", memberIndent, member, e.Tool.ToolName, compactJSON(e.Tool.ToolArgs)))
+			p.spinner.wait(member + ": running " + e.Tool.ToolName + "…")
+		}
+	case *agnorun.ToolCallCompleted:
+		if e.Tool != nil {
+			result := contentText(e.Content)
+			if e.Tool.Result != nil {
+				result = *e.Tool.Result
+			}
+			p.endLine()
+			p.write(fmt.Sprintf("%s[%s] ← %s: %s\n", memberIndent, member, e.Tool.ToolName, firstLine(result)))
+			p.spinner.wait(working)
+		}
+	case *agnorun.ToolCallError:
+		if e.Tool != nil {
+			p.endLine()
+			p.write(fmt.Sprintf("%s[%s] ← %s failed: %s\n", memberIndent, member, e.Tool.ToolName, firstLine(e.Error)))
+			p.spinner.wait(working)
+		}
 	}
 }
 
