@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -18,17 +17,20 @@ import (
 // requests, stream handling and history rebuild, each naming the UI file it
 // follows.
 
-// chatUI is the state the UI keeps in the page: the selected agent and its
-// database and the session (all three in the URL), the sidebar's sessions,
-// the chat, and the error text of a failed reply.
+// chatUI is the state the UI keeps in the page: the mode (agent or team,
+// kept in memory only), the selected agent or team and its database and the
+// session (all in the URL), the agents and teams the entity selector lists,
+// the sidebar's sessions, the chat, and the error text of a failed reply.
 type chatUI struct {
-	browser                  *browser
-	token                    string
-	agentID, dbID, sessionID string
-	selectedModel            string
-	sidebar                  []uiSession
-	messages                 []uiMessage
-	streamingError           string
+	browser                          *browser
+	token                            string
+	mode                             string // "agent" (the store's default) or "team"
+	agentID, teamID, dbID, sessionID string
+	selectedModel                    string
+	agents, teams                    []string // ids, as the entity selector lists them
+	sidebar                          []uiSession
+	messages                         []uiMessage
+	streamingError                   string
 	// failures are what the page would show as an error toast, or swallow
 	// and show as an empty list; a working server causes none.
 	failures []string
@@ -80,7 +82,7 @@ func withoutTimes(sessions []uiSession) []uiSession {
 }
 
 func newChatUI(endpoint, token string) *chatUI {
-	return &chatUI{browser: &browser{base: endpoint, origin: agentUIOrigin}, token: token}
+	return &chatUI{browser: &browser{base: endpoint, origin: agentUIOrigin}, token: token, mode: "agent"}
 }
 
 // jsonHeaders are the headers of every call in src/api/os.ts: a JSON
@@ -112,8 +114,14 @@ func (ui *chatUI) getJSON(ctx context.Context, path string, into any) (status in
 
 // initialize follows initialize in src/hooks/useChatActions.ts: the status
 // check must answer exactly 200; then teams and agents are listed (a failed
-// listing is an error toast and an empty list) and the agent in the URL, else
-// the first one, is selected with its db_id and model.
+// listing is an error toast and an empty list). With neither an agent nor a
+// team in the URL, the first entity of the page's mode is selected, and only
+// that mode's list is kept; otherwise both lists are kept and the URL's agent
+// (else the first agent) or, without one, the URL's team (else the first
+// team) is selected, which sets the mode. The selection brings its db_id and
+// model: initialize shows a team's model.provider, but the entity
+// selector's effect (src/components/chat/Sidebar/EntitySelector.tsx) then
+// shows model.model for either kind.
 func (ui *chatUI) initialize(ctx context.Context) error {
 	status, err := ui.getJSON(ctx, "/health", nil) // only the status is read
 	if err != nil {
@@ -122,23 +130,48 @@ func (ui *chatUI) initialize(ctx context.Context) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("GET /health answered %d: the UI shows the endpoint as down", status)
 	}
-	var teams []map[string]any
-	if status, err := ui.getJSON(ctx, "/teams", &teams); err != nil || status != http.StatusOK {
-		ui.failures = append(ui.failures, fmt.Sprintf("toast: failed to fetch teams (status %d, %v)", status, err))
+	teams := ui.listEntities(ctx, "/teams")
+	agents := ui.listEntities(ctx, "/agents")
+	selectFrom := func(list []map[string]any, wanted string) map[string]any {
+		if i := slices.IndexFunc(list, func(e map[string]any) bool { return e["id"] == wanted }); i >= 0 {
+			return list[i]
+		}
+		if len(list) > 0 {
+			return list[0]
+		}
+		return nil
 	}
-	var agents []map[string]any
-	if status, err := ui.getJSON(ctx, "/agents", &agents); err != nil || status != http.StatusOK {
-		ui.failures = append(ui.failures, fmt.Sprintf("toast: failed to fetch agents (status %d, %v)", status, err))
+	var chosen map[string]any
+	if ui.agentID == "" && ui.teamID == "" {
+		switch {
+		case ui.mode == "team" && len(teams) > 0:
+			chosen, ui.teams = teams[0], entityIDs(teams)
+		case ui.mode == "agent" && len(agents) > 0:
+			chosen, ui.agents = agents[0], entityIDs(agents)
+		}
+	} else {
+		ui.agents, ui.teams = entityIDs(agents), entityIDs(teams)
+		if ui.agentID != "" {
+			chosen = selectFrom(agents, ui.agentID)
+			if chosen != nil {
+				ui.mode = "agent"
+			}
+		} else {
+			chosen = selectFrom(teams, ui.teamID)
+			if chosen != nil {
+				ui.mode = "team"
+			}
+		}
 	}
-	index := slices.IndexFunc(agents, func(a map[string]any) bool { return a["id"] == ui.agentID })
-	if index < 0 && len(agents) > 0 {
-		index = 0
+	if chosen == nil {
+		return fmt.Errorf("no %s to select", ui.mode)
 	}
-	if index < 0 {
-		return errors.New("no agent to select")
+	id, _ := chosen["id"].(string)
+	if ui.mode == "team" {
+		ui.teamID, ui.agentID = id, ""
+	} else {
+		ui.agentID, ui.teamID = id, ""
 	}
-	chosen := agents[index]
-	ui.agentID, _ = chosen["id"].(string)
 	ui.dbID, _ = chosen["db_id"].(string)
 	if m, ok := chosen["model"].(map[string]any); ok {
 		ui.selectedModel, _ = m["model"].(string)
@@ -146,17 +179,57 @@ func (ui *chatUI) initialize(ctx context.Context) error {
 	return nil
 }
 
+// listEntities follows getAgentsAPI and getTeamsAPI in src/api/os.ts: a
+// JSON array, else an error toast and an empty list.
+func (ui *chatUI) listEntities(ctx context.Context, path string) []map[string]any {
+	var list []map[string]any
+	if status, err := ui.getJSON(ctx, path, &list); err != nil || status != http.StatusOK {
+		ui.failures = append(ui.failures, fmt.Sprintf("toast: failed to fetch %s (status %d, %v)", strings.TrimPrefix(path, "/"), status, err))
+		return nil
+	}
+	return list
+}
+
+func entityIDs(list []map[string]any) []string {
+	ids := make([]string, 0, len(list))
+	for _, e := range list {
+		id, _ := e["id"].(string)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// selectMode follows handleModeChange in
+// src/components/chat/Sidebar/ModeSelector.tsx: a new mode clears the
+// selection, the model, the chat and the session; the sidebar
+// (src/components/chat/Sidebar/Sidebar.tsx) then initializes the page again,
+// which selects the new mode's first entity.
+func (ui *chatUI) selectMode(ctx context.Context, mode string) error {
+	if mode == ui.mode {
+		return nil
+	}
+	ui.mode = mode
+	ui.agentID, ui.teamID, ui.selectedModel, ui.sessionID = "", "", "", ""
+	ui.messages, ui.sidebar = nil, nil
+	return ui.initialize(ctx)
+}
+
 // loadSessions follows getSessions in src/hooks/useSessionLoader.ts and
-// getAllSessionsAPI in src/api/os.ts: nothing is asked without an agent and
-// a db_id; the sidebar is the answer's data array, and any failure leaves it
-// empty without a word.
+// getAllSessionsAPI in src/api/os.ts: the sessions of the mode's selected
+// agent or team (type=agent or type=team); nothing is asked without one or
+// without a db_id; the sidebar is the answer's data array, and any failure
+// leaves it empty without a word.
 func (ui *chatUI) loadSessions(ctx context.Context) error {
-	if ui.agentID == "" || ui.dbID == "" {
-		ui.failures = append(ui.failures, "sessions not loaded: no agent or no db_id")
+	selectedID := ui.agentID
+	if ui.mode == "team" {
+		selectedID = ui.teamID
+	}
+	if selectedID == "" || ui.dbID == "" {
+		ui.failures = append(ui.failures, "sessions not loaded: no "+ui.mode+" or no db_id")
 		return nil
 	}
 	// URLSearchParams.set keeps this order: type, component_id, db_id.
-	path := "/sessions?type=agent&component_id=" + url.QueryEscape(ui.agentID) + "&db_id=" + url.QueryEscape(ui.dbID)
+	path := "/sessions?type=" + ui.mode + "&component_id=" + url.QueryEscape(selectedID) + "&db_id=" + url.QueryEscape(ui.dbID)
 	var page struct {
 		Data []struct {
 			SessionID   string `json:"session_id"`
@@ -180,11 +253,14 @@ func (ui *chatUI) loadSessions(ctx context.Context) error {
 }
 
 // loadSession follows getSession in src/hooks/useSessionLoader.ts and
-// getSessionAPI in src/api/os.ts: the session's runs must be a JSON array;
-// each run becomes the user's message (run_input) and the reply (content,
-// tools plus the tool-role reasoning_messages of extra_data), both dated by
-// the run's created_at; list and object contents are turned into text.
-// Any failure leaves the chat as it was.
+// getSessionAPI in src/api/os.ts: the session's runs (type=agent with an
+// agent in the URL, else type=team, as src/components/chat/Sidebar/Sessions/
+// Sessions.tsx picks it) must be a JSON array; each run, whoever ran it (a
+// team member's run too: nothing looks at agent_id, team_id or
+// parent_run_id), becomes the user's message (run_input) and the reply
+// (content, tools plus the tool-role reasoning_messages of extra_data), both
+// dated by the run's created_at; list and object contents are turned into
+// text. Any failure leaves the chat as it was.
 func (ui *chatUI) loadSession(ctx context.Context, sessionID string) error {
 	messages, problem, err := ui.sessionChat(ctx, sessionID)
 	if err != nil {
@@ -201,10 +277,14 @@ func (ui *chatUI) loadSession(ctx context.Context, sessionID string) error {
 // sessionChat reads a session's runs and rebuilds its chat; problem says
 // why the UI would leave the chat unchanged instead.
 func (ui *chatUI) sessionChat(ctx context.Context, sessionID string) (messages []uiMessage, problem string, err error) {
-	if ui.agentID == "" || ui.dbID == "" || sessionID == "" {
-		return nil, "session not loaded: no agent, db_id or session", nil
+	entityType, selectedID := "agent", ui.agentID
+	if ui.agentID == "" {
+		entityType, selectedID = "team", ui.teamID
 	}
-	path := "/sessions/" + url.PathEscape(sessionID) + "/runs?type=agent&db_id=" + url.QueryEscape(ui.dbID)
+	if selectedID == "" || ui.dbID == "" || sessionID == "" {
+		return nil, "session not loaded: no agent or team, db_id or session", nil
+	}
+	path := "/sessions/" + url.PathEscape(sessionID) + "/runs?type=" + entityType + "&db_id=" + url.QueryEscape(ui.dbID)
 	var answer any
 	status, err := ui.getJSON(ctx, path, &answer)
 	if err != nil {
@@ -263,9 +343,11 @@ func (ui *chatUI) deleteSession(ctx context.Context, sessionID string) error {
 
 // send follows handleStreamResponse in src/hooks/useAIStreamHandler.ts: a
 // failed last exchange is dropped, the user's message and an empty reply
-// are shown, and the run is posted as multipart form fields message,
-// stream=true and session_id (empty for a new chat), with only the bearer
-// token as an explicit header (the browser sets the multipart Content-Type).
+// are shown, and the run is posted — to /teams/{team}/runs in team mode,
+// /agents/{agent}/runs in agent mode, nowhere (a failed reply) without a
+// selection — as multipart form fields message, stream=true and session_id
+// (empty for a new chat), with only the bearer token as an explicit header
+// (the browser sets the multipart Content-Type).
 func (ui *chatUI) send(ctx context.Context, message string) error {
 	if n := len(ui.messages); n >= 2 && ui.messages[n-1].Role == "agent" && ui.messages[n-1].StreamingError && ui.messages[n-2].Role == "user" {
 		ui.messages = ui.messages[:n-2]
@@ -290,7 +372,17 @@ func (ui *chatUI) send(ctx context.Context, message string) error {
 		header.Set("Authorization", "Bearer "+ui.token)
 	}
 	turn := &streamTurn{message: message, startSessionID: ui.sessionID}
-	resp, err := ui.browser.fetch(ctx, http.MethodPost, "/agents/"+url.PathEscape(ui.agentID)+"/runs", header, &body)
+	var runPath string
+	switch {
+	case ui.mode == "team" && ui.teamID != "":
+		runPath = "/teams/" + url.PathEscape(ui.teamID) + "/runs"
+	case ui.mode == "agent" && ui.agentID != "":
+		runPath = "/agents/" + url.PathEscape(ui.agentID) + "/runs"
+	default:
+		ui.streamFailed(turn, "Please select an agent or team first.")
+		return nil
+	}
+	resp, err := ui.browser.fetch(ctx, http.MethodPost, runPath, header, &body)
 	if err != nil {
 		return err
 	}
@@ -323,6 +415,13 @@ type streamTurn struct {
 // could do it: the run may not be saved yet, and then the UI's getSession
 // swallows the 404 and the chat stays as streamed; an answer that left the
 // in-flight run out would blank the chat instead.
+//
+// A team's stream goes through the same cases: its Team* events and its
+// members' own events (RunStarted, RunContent, ToolCallStarted,
+// RunCompleted, … with their agent_id and parent_run_id) are not told
+// apart, so a member's text and tool calls land in the one reply, and a
+// member's RunCompleted replaces the reply's text until the team's
+// TeamRunCompleted replaces it again.
 func (ui *chatUI) applyChunk(ctx context.Context, turn *streamTurn, chunk map[string]any) {
 	last := func() *uiMessage {
 		if n := len(ui.messages); n > 0 && ui.messages[n-1].Role == "agent" {

@@ -318,7 +318,9 @@ func sessionInFlightDetail(sessionID string) string {
 // listings are, but limit defaults to the largest page ([maxPageLimit]),
 // so a client that sends neither gets every run of a session of up to that
 // many runs, as it always did; the X-Total-Count header says how many runs
-// match in all, so that a client can ask for the next page.
+// match in all, so that a client can ask for the next page. The member runs
+// of a team run in flight are left out until it ends, as in Agno
+// ([OS.withoutMembersInFlight]).
 func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
 	q := newQueryReader(r)
 	createdAfter := q.epoch("created_after")
@@ -338,11 +340,12 @@ func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
 		o.writeStoreError(w, r, err)
 		return
 	}
+	records, left := o.withoutMembersInFlight(r.Context(), records, userID)
 	runs := make([]map[string]any, 0, len(records))
 	for _, rec := range records {
 		runs = append(runs, runSchema(o.withStreamed(r.Context(), rec.Run)))
 	}
-	w.Header().Set(totalCountHeader, strconv.Itoa(total))
+	w.Header().Set(totalCountHeader, strconv.Itoa(total-left))
 	writeJSON(w, http.StatusOK, runs)
 }
 

@@ -115,15 +115,20 @@ func sessionRuns(t testing.TB, base, sessionID string) []map[string]any {
 	return runs
 }
 
-// memberRunOf waits for the member's run in the session and returns its id.
+// memberRunOf waits for the member's run in the session and returns its id
+// (the session's own listing leaves out the member runs of a team run in
+// flight; the member's listing has them).
 func memberRunOf(t testing.TB, base, sessionID, member string) string {
 	t.Helper()
 	var runID string
 	require.True(t, poll(streamTimeout, 20*time.Millisecond, func() bool {
-		for _, r := range sessionRuns(t, base, sessionID) {
-			if r["agent_id"] == member {
-				runID, _ = r["run_id"].(string)
-			}
+		resp, err := http.Get(base + "/agents/" + member + "/runs?session_id=" + url.QueryEscape(sessionID))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var runs []map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&runs))
+		for _, r := range runs {
+			runID, _ = r["run_id"].(string)
 		}
 		return runID != ""
 	}), "no run of %s in %s", member, sessionID)
