@@ -728,3 +728,63 @@ func TestTeamContinue(t *testing.T) {
 	require.Equal(t, "COMPLETED", out["status"])
 	require.Equal(t, "crew", out["team_id"])
 }
+
+// TestTeamMemberConfirmationOverHTTP: a member whose tool needs a
+// confirmation pauses the team — TeamRunPaused carries the member's
+// requirement with member_agent_id — and POST /teams/…/continue with the
+// confirmation runs the member's tool, completes the member run and then the
+// team's. A resolution naming no waiting call is refused with 400 first.
+func TestTeamMemberConfirmationOverHTTP(t *testing.T) {
+	onBackends(t, func(t *testing.T, store storage.Store) {
+		removed := 0
+		remove, err := tool.New(tool.Config{Name: "delete_file", RequiresConfirmation: true}, func(_ context.Context, args struct {
+			Path string `json:"path"`
+		}) (string, error) {
+			removed++
+			return "deleted " + args.Path, nil
+		})
+		require.NoError(t, err)
+		janitor, err := agent.New(agent.Config{ID: "janitor", Name: "Janitor", Store: store, Tools: []tool.Tool{remove},
+			Model: scripted.New([]scripted.Reply{scripted.ToolCall("delete_file", `{"path":"/tmp/old"}`), scripted.Text("cleaned up")})})
+		require.NoError(t, err)
+		crew, _ := newTeam(t, store, team.ModeCoordinate, []scripted.Reply{delegate("janitor", "Clean /tmp/old."), scripted.Text("The janitor cleaned up.")}, janitor)
+		s := serveRunners(t, store, crew)
+
+		frames := readFrames(t, s.postForm(t, "/teams/crew/runs", url.Values{"message": {"clean up"}, "session_id": {"s1"}}).Body)
+		names := frameNames(frames)
+		require.Equal(t, "TeamRunPaused", names[len(names)-1], names)
+		require.Contains(t, names, "RunPaused", "the member's pause is in the team's stream")
+		paused := frames[len(frames)-1].data
+		teamRun := paused["run_id"].(string)
+		reqs := paused["requirements"].([]any)
+		require.Len(t, reqs, 1)
+		req := reqs[0].(map[string]any)
+		require.Equal(t, "janitor", req["member_agent_id"])
+		memberRun := req["member_run_id"].(string)
+		call := req["tool_execution"].(map[string]any)
+		require.Equal(t, "delete_file", call["tool_name"])
+		stored := decode[map[string]any](t, s.get(t, "/teams/crew/runs/"+teamRun+"?session_id=s1"))
+		require.Equal(t, "PAUSED", stored["status"])
+		require.Zero(t, removed)
+
+		bad, _ := json.Marshal([]map[string]any{{"tool_call_id": "no-such-call", "confirmed": true}})
+		resp := s.postForm(t, "/teams/crew/runs/"+teamRun+"/continue", url.Values{"session_id": {"s1"}, "tools": {string(bad)}})
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		require.Contains(t, decode[map[string]any](t, resp)["detail"], "no tool call no-such-call")
+
+		confirm, _ := json.Marshal([]map[string]any{{"tool_call_id": call["tool_call_id"], "confirmed": true}})
+		frames = readFrames(t, s.postForm(t, "/teams/crew/runs/"+teamRun+"/continue", url.Values{"session_id": {"s1"}, "tools": {string(confirm)}}).Body)
+		names = frameNames(frames)
+		require.Equal(t, "TeamRunContinued", names[0], names)
+		require.Equal(t, "TeamRunCompleted", names[len(names)-1], names)
+		require.Equal(t, "The janitor cleaned up.", frames[len(frames)-1].data["content"])
+		require.Equal(t, 1, removed)
+
+		runs := storedRuns(t, store, "s1")
+		require.Equal(t, run.StatusCompleted, runs[teamRun].Status)
+		require.Equal(t, run.StatusCompleted, runs[memberRun].Status)
+		require.Equal(t, "cleaned up", runs[memberRun].Content)
+		require.Equal(t, teamRun, runs[memberRun].ParentRunID)
+		require.Equal(t, "cleaned up", *runs[teamRun].Tools[0].Result)
+	})
+}
