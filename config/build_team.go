@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
@@ -35,7 +36,7 @@ func (f *File) buildTeams(built *OS, store dburl.Store, opts BuildOptions, model
 			}
 			members = append(members, member)
 		}
-		cfg, err := f.teamConfig(t, m, members, store, opts)
+		cfg, err := f.teamConfig(t, m, members, store, built.Media, opts)
 		if err != nil {
 			line := t.Line
 			var toolsErr *toolsError
@@ -63,7 +64,7 @@ func (f *File) teamErrorAt(line int, t *Team, err error) error {
 
 // teamConfig is the team.Config a team's keys describe, with its leader's
 // model and its members built.
-func (f *File) teamConfig(t *Team, m model.Model, members []run.Runner, store dburl.Store, opts BuildOptions) (team.Config, error) {
+func (f *File) teamConfig(t *Team, m model.Model, members []run.Runner, store dburl.Store, mediaStore media.Store, opts BuildOptions) (team.Config, error) {
 	tools, toolInstructions, err := buildTools(&Agent{Tools: t.Tools, ToolOptions: t.ToolOptions, Workspace: t.Workspace})
 	if err != nil {
 		return team.Config{}, err
@@ -91,6 +92,11 @@ func (f *File) teamConfig(t *Team, m model.Model, members []run.Runner, store db
 		AddHistoryToContext:      t.AddHistoryToContext,
 		NumHistoryRuns:           t.NumHistoryRuns,
 		Tools:                    tools,
+		ToolCallLimit:            t.ToolCallLimit,
+		SessionState:             t.SessionState,
+		MediaURLPolicy:           f.MediaURLPolicy(),
+		Media:                    mediaStore,
+		MaxModelMediaBytes:       t.MaxModelMediaBytes,
 		OutputSchema:             t.OutputSchema,
 		StoreEvents:              t.StoreEvents,
 		Retries:                  t.Retries,

@@ -84,6 +84,16 @@ type Team struct {
 	// Workspace configures the workspace toolkit; set whenever Tools lists
 	// workspace.
 	Workspace *Workspace
+	// ToolCallLimit caps the leader's tool calls in a run, delegations
+	// included. Defaults to 0: no cap.
+	ToolCallLimit int
+	// SessionState is the initial state of a new team session. Defaults
+	// to none.
+	SessionState map[string]any
+	// MaxModelMediaBytes bounds the stored media read back into a leader's
+	// model request (negative: no bound). Defaults to 0:
+	// [agent.DefaultMaxModelMediaBytes].
+	MaxModelMediaBytes int64
 	// OutputSchema asks the leader for a structured answer. Defaults to
 	// nil: a text answer.
 	OutputSchema *agent.OutputSchema
@@ -112,8 +122,8 @@ type Team struct {
 var teamKeys = []string{"id", "name", "description", "role", "model", "instructions", "members", "mode",
 	"respond_directly", "delegate_to_all_members", "determine_input_for_members", "max_iterations",
 	"stream_member_events", "store_member_responses", "max_parallel_members", "add_history_to_context",
-	"num_history_runs", "tools", "workspace", "output_schema", "store_events", "retries", "delay_between_retries",
-	"exponential_backoff"}
+	"num_history_runs", "tools", "workspace", "tool_call_limit", "session_state", "max_model_media_bytes",
+	"output_schema", "store_events", "retries", "delay_between_retries", "exponential_backoff"}
 
 // teamModeNames lists the modes for messages and oneOf.
 func teamModeNames() []string {
@@ -228,6 +238,15 @@ func (d *decoder) decodeTeam(node *yaml.Node, index int) *Team {
 		case "workspace":
 			workspaceNode = f.value
 			t.Workspace = d.decodeWorkspace(f.value, what)
+		case "tool_call_limit":
+			t.ToolCallLimit = d.integer(f.value, keyWhat, 0)
+		case "session_state":
+			t.SessionState = d.jsonObject(f.value, keyWhat, "a mapping, such as {cart: [], currency: EUR}")
+		case "max_model_media_bytes":
+			t.MaxModelMediaBytes = d.byteSize(f.value, keyWhat)
+			if t.MaxModelMediaBytes == 0 {
+				t.MaxModelMediaBytes = -1 // 0 is no bound here, as for an agent
+			}
 		case "output_schema":
 			outputSchema = f.value
 		case "store_events":
@@ -407,18 +426,7 @@ func orNoneText(ids []string) string {
 // resolveTeamModel finds the model a team's leader names, as
 // [decoder.resolveModel] does an agent's.
 func (d *decoder) resolveTeamModel(file *File, t *Team, shorthands map[string]*Model) *Model {
-	what := fmt.Sprintf("team %q", t.ID)
-	line := t.modelLine
-	ref := t.Model
-	if ref == "" {
-		ref = d.getenv("AGNOGO_MODEL")
-		what += " (no model key, so $AGNOGO_MODEL)"
-		if ref == "" {
-			ref = DefaultModel
-		}
-		line = t.Line
-	}
-	return d.resolveReference(file, ref, what, line, shorthands)
+	return d.resolveNamed(file, fmt.Sprintf("team %q", t.ID), t.Model, t.modelLine, t.Line, shorthands)
 }
 
 // checkTeamCycles reports each cycle of teams that are members of each

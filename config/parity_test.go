@@ -272,6 +272,11 @@ var teamConfigKeys = map[string][]string{
 	"AddHistoryToContext":      {"team:add_history_to_context"},
 	"NumHistoryRuns":           {"team:num_history_runs"},
 	"Tools":                    {"team:tools", "team:workspace"},
+	"ToolCallLimit":            {"team:tool_call_limit"},
+	"SessionState":             {"team:session_state"},
+	"MediaURLPolicy":           {"file:block_private_media_urls", "file:media_url_allow", "file:media_url_deny"},
+	"Media":                    {"file:media_storage"},
+	"MaxModelMediaBytes":       {"team:max_model_media_bytes"},
 	"OutputSchema":             {"team:output_schema"},
 	"StoreEvents":              {"team:store_events"},
 	"Retries":                  {"team:retries"},
@@ -318,7 +323,7 @@ func TestParityTeamConfigFieldsHaveKeys(t *testing.T) {
 	for name := range teamConfigWithoutKey {
 		require.True(t, fields[name], "teamConfigWithoutKey lists %s, which team.Config does not have", name)
 	}
-	accepted := map[string][]string{"team": teamKeys, "model": modelKeys}
+	accepted := map[string][]string{"team": teamKeys, "file": fileKeys, "model": modelKeys}
 	mapped := map[string]bool{}
 	for field, keys := range teamConfigKeys {
 		for _, scoped := range keys {
@@ -342,6 +347,8 @@ func TestParityTeamKeysReachTeamConfig(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	full := mustParse(t, fmt.Sprintf(`
+block_private_media_urls: true
+media_storage: %s
 models:
   priced: {provider: openai, id: gpt-parity, base_url: http://127.0.0.1:1/v1, api_key: k, prices: {input: 1, output: 2}}
 agents:
@@ -368,6 +375,9 @@ teams:
     num_history_runs: 7
     tools: [workspace, {name: ask_city, requires_user_input: true, parameters: {type: object, properties: {city: {type: string}}}}]
     workspace: {root: %s}
+    tool_call_limit: 9
+    session_state: {cart: []}
+    max_model_media_bytes: 1MiB
     output_schema: {type: object, properties: {answer: {type: string}}}
     store_events: true
     retries: 2
@@ -384,12 +394,22 @@ teams:
     mode: tasks
     respond_directly: false
     max_iterations: 4
-`, dir), nil)
+`, filepath.Join(dir, "media"), dir), nil)
 	configs := map[string]team.Config{}
 	for _, tm := range full.Teams {
 		configs[tm.ID] = teamParityConfig(t, full, tm)
 	}
-	minimal := reflect.ValueOf(configs["minimal"])
+	// The baseline is a minimal team of a file without the top-level keys,
+	// so those keys count too.
+	bare := mustParse(t, `
+agents:
+  - {id: writer, model: openai:gpt-minimal}
+teams:
+  - id: minimal
+    model: openai:gpt-minimal
+    members: [writer]
+`, nil)
+	minimal := reflect.ValueOf(teamParityConfig(t, bare, bare.Teams[0]))
 	for field := range teamConfigKeys {
 		differs := false
 		for _, id := range []string{"routed", "broadcast", "planned"} {
@@ -428,7 +448,10 @@ func teamParityConfig(t *testing.T, f *File, tm *Team) team.Config {
 	for _, id := range tm.Members {
 		members = append(members, parityRunner{id: id})
 	}
-	cfg, err := f.teamConfig(tm, m, members, nil, BuildOptions{Getenv: env(nil)})
+	mediaStore, _, _, err := f.openMedia(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "agnogo.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mediaStore.Close() })
+	cfg, err := f.teamConfig(tm, m, members, nil, mediaStore, BuildOptions{Getenv: env(nil)})
 	require.NoError(t, err)
 	return cfg
 }

@@ -37,18 +37,22 @@ func (d *decoder) resolve(file *File) {
 // mapping, else provider:id. Agents naming the same provider:id share one
 // Model.
 func (d *decoder) resolveModel(file *File, a *Agent, shorthands map[string]*Model) *Model {
-	what := fmt.Sprintf("agent %q", a.ID)
-	line := a.modelLine
-	ref := a.Model
+	return d.resolveNamed(file, fmt.Sprintf("agent %q", a.ID), a.Model, a.modelLine, a.Line, shorthands)
+}
+
+// resolveNamed finds the model of an agent or team entry (what) whose
+// model key is ref at modelLine: without one, $AGNOGO_MODEL or the
+// default model, reported at the entry's line.
+func (d *decoder) resolveNamed(file *File, what, ref string, modelLine, line int, shorthands map[string]*Model) *Model {
 	if ref == "" {
 		ref = d.getenv("AGNOGO_MODEL")
 		what += " (no model key, so $AGNOGO_MODEL)"
 		if ref == "" {
 			ref = DefaultModel
 		}
-		line = a.Line
+		modelLine = line
 	}
-	return d.resolveReference(file, ref, what, line, shorthands)
+	return d.resolveReference(file, ref, what, modelLine, shorthands)
 }
 
 // resolveReference finds the model ref names — a key of the models mapping,

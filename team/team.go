@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/tool"
+	"github.com/agnogo/agnogo/urlpolicy"
 )
 
 // Mode is how a team's leader works with its members (Agno's TeamMode).
@@ -106,6 +108,12 @@ type Config struct {
 	NumHistoryRuns int
 	// Tools are the leader's own tools, besides the delegation tools.
 	Tools []tool.Tool
+	// ToolCallLimit caps the leader's tool calls in a run, delegations
+	// included; 0 means no cap.
+	ToolCallLimit int
+	// SessionState is the initial state of a new team session; see
+	// agent.Config.SessionState.
+	SessionState map[string]any
 	// OutputSchema asks the leader for a structured answer. Defaults to
 	// none.
 	OutputSchema *agent.OutputSchema
@@ -123,6 +131,16 @@ type Config struct {
 	ExponentialBackoff  bool
 	// Prices give the leader's model calls a cost; see agent.Config.Prices.
 	Prices agent.PriceTable
+	// MediaURLPolicy checks the media URLs of a team run's input before it
+	// starts; see agent.Config.MediaURLPolicy. Defaults to nil: no check.
+	MediaURLPolicy *urlpolicy.Policy
+	// Media keeps the bytes of the team run's media, as for an agent (see
+	// agent.Config.Media); give the members the same store. Defaults to
+	// nil: media stay inline.
+	Media media.Store
+	// MaxModelMediaBytes bounds the stored media read back into a leader's
+	// model request; see agent.Config.MaxModelMediaBytes.
+	MaxModelMediaBytes int64
 
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
@@ -166,6 +184,8 @@ func New(cfg Config) (*Team, error) {
 	leader, err := agent.New(agent.Config{
 		ID: cfg.ID, Name: cfg.Name, Kind: run.KindTeam, Model: cfg.Model,
 		Instructions: t.systemMessage(), Tools: tools, Store: cfg.Store,
+		ToolCallLimit: cfg.ToolCallLimit, SessionState: cfg.SessionState,
+		MediaURLPolicy: cfg.MediaURLPolicy, Media: cfg.Media, MaxModelMediaBytes: cfg.MaxModelMediaBytes,
 		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
 		OutputSchema: cfg.OutputSchema, StoreEvents: cfg.StoreEvents,
 		Retries: cfg.Retries, DelayBetweenRetries: cfg.DelayBetweenRetries, ExponentialBackoff: cfg.ExponentialBackoff,

@@ -549,3 +549,16 @@ func TestMemberPauseForConfirmationPausesTheTeam(t *testing.T) {
 	require.Equal(t, run.StatusCompleted, final.Run.Status)
 	require.Equal(t, req.MemberRunID, final.Run.Tools[0].ChildRunID)
 }
+
+func TestToolCallLimitCountsDelegations(t *testing.T) {
+	writerModel := scripted.New([]scripted.Reply{scripted.Text("draft")}, scripted.Loop())
+	writer, err := agent.New(agent.Config{ID: "writer", Model: writerModel})
+	require.NoError(t, err)
+	tm, err := team.New(team.Config{ID: "t", ToolCallLimit: 1, Members: []run.Runner{writer},
+		Model: scripted.New([]scripted.Reply{delegate("writer", "one"), delegate("writer", "two"), summarise})})
+	require.NoError(t, err)
+	out, err := tm.Run(t.Context(), &run.Input{InputContent: "go"})
+	require.NoError(t, err)
+	require.Len(t, writerModel.Requests(), 1, "the second delegation is past the limit")
+	require.Contains(t, *out.Tools[1].Result, "tool call limit reached")
+}
