@@ -124,6 +124,12 @@ type Config struct {
 	// empty one turns costs off.
 	Prices PriceTable
 
+	// Iterations, when set, runs the model loop in iterations (a team's
+	// tasks mode, package team): when the model answers without a tool
+	// call, Iterations decides whether another iteration starts, with a
+	// user message of its own. Defaults to nil: the answer ends the run.
+	Iterations Iterations
+
 	// Kind is what the agent's runs are: run.KindAgent, the default, or
 	// run.KindTeam for the leader of a team (package team builds it): its
 	// runs, sessions and events are then the team's — team_id and

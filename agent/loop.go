@@ -15,6 +15,20 @@ import (
 // errPaused ends the model loop when a tool waits for a person.
 var errPaused = runhost.ErrPaused
 
+// Iterations runs a run's model loop in iterations (see
+// [Config.Iterations]). Its methods are called from the goroutine running
+// the attempt; they emit their events through r. What they decide must
+// depend only on the run (its tool calls and their results), so a run
+// executed again from its journal iterates as it did.
+type Iterations interface {
+	// Start is called as iteration n (from 1) of a run begins.
+	Start(ctx context.Context, r *runhost.Run, n int)
+	// Next is called when iteration n ends with an answer: it returns the
+	// user message that starts iteration n+1, or false to end the run
+	// with that answer.
+	Next(ctx context.Context, r *runhost.Run, n int) (message string, more bool)
+}
+
 // Attempt implements [runhost.Turn]: one attempt of the model loop.
 func (st *runState) Attempt(ctx context.Context, r *runhost.Run, attempt int) error {
 	st.r = r
@@ -32,6 +46,7 @@ func (st *runState) Attempt(ctx context.Context, r *runhost.Run, attempt int) er
 func (st *runState) Retry() {
 	st.messages = st.messages[:st.baseMessages]
 	st.out.Tools = st.out.Tools[:st.baseTools]
+	st.iteration = 0
 }
 
 // retryable reports whether a failed attempt is tried again: a failure
@@ -46,6 +61,11 @@ func retryable(err error) bool {
 // modelLoop calls the model, runs the tools it asks for, and repeats until
 // it answers without tool calls, a tool stops the loop, or a tool pauses it.
 func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
+	iterations := a.cfg.Iterations
+	if iterations != nil && st.iteration == 0 {
+		st.iteration = 1
+		iterations.Start(ctx, st.r, st.iteration)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -62,7 +82,17 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 		if len(resp.ToolCalls) == 0 {
 			st.out.Content = resp.Content
 			st.out.ReasoningContent = resp.ReasoningContent
-			return nil
+			if iterations == nil {
+				return nil
+			}
+			message, more := iterations.Next(ctx, st.r, st.iteration)
+			if !more {
+				return nil
+			}
+			st.messages = append(st.messages, a.newMessage(run.RoleUser, message, a.cfg.Now()))
+			st.iteration++
+			iterations.Start(ctx, st.r, st.iteration)
+			continue
 		}
 		stop, err := a.runTools(ctx, st, resp.ToolCalls)
 		if err != nil {

@@ -33,6 +33,9 @@ type runState struct {
 	// schema is the structured answer the run asks for: the run's own
 	// output schema, else the agent's; nil for a text answer.
 	schema *OutputSchema
+	// iteration is the model loop's iteration under Config.Iterations; 0
+	// before the first.
+	iteration int
 	// answered is set when a continued run got its answer from a resolved
 	// call that stops the loop: no model call is left to make.
 	answered bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"log/slog"
@@ -787,4 +788,53 @@ func TestTeamMemberConfirmationOverHTTP(t *testing.T) {
 		require.Equal(t, teamRun, runs[memberRun].ParentRunID)
 		require.Equal(t, "cleaned up", *runs[teamRun].Tools[0].Result)
 	})
+}
+
+// TestTeamTasksModeOverHTTP: a tasks-mode team's SSE stream carries the
+// TeamTask* events with the team's id, each numbered, around the member's
+// run, and the stored run keeps the task tools' calls.
+func TestTeamTasksModeOverHTTP(t *testing.T) {
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "os.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	writer := member(t, store, "writer", scripted.New([]scripted.Reply{scripted.Text("the draft")}))
+	taskArgs, _ := json.Marshal(map[string]any{"title": "Draft", "assignee": "writer"})
+	leader := scripted.New([]scripted.Reply{
+		scripted.ToolCall(team.CreateTaskToolName, string(taskArgs)),
+		scripted.Respond(func(req *model.Request) scripted.Reply {
+			// The id is in the result of create_task: "Task created: [id] …".
+			result := fmt.Sprint(req.Messages[len(req.Messages)-1].Content)
+			id := result[strings.Index(result, "[")+1 : strings.Index(result, "]")]
+			args, _ := json.Marshal(map[string]string{"task_id": id})
+			return scripted.ToolCall(team.ExecuteTaskToolName, string(args))
+		}),
+		scripted.ToolCall(team.MarkAllCompleteToolName, `{"summary":"drafted"}`),
+		scripted.Text("Drafted."),
+	})
+	crew, err := team.New(team.Config{ID: "crew", Mode: team.ModeTasks, Model: leader, Members: []run.Runner{writer}, Store: store})
+	require.NoError(t, err)
+	s := serveRunners(t, store, crew)
+
+	frames := readFrames(t, s.postForm(t, "/teams/crew/runs", url.Values{"message": {"draft it"}, "session_id": {"s1"}}).Body)
+	names := frameNames(frames)
+	require.Equal(t, "TeamRunCompleted", names[len(names)-1], names)
+	require.Equal(t, "Drafted.", frames[len(frames)-1].data["content"])
+	var sawTask []string
+	for i, f := range frames {
+		require.Equal(t, float64(i), f.data["event_index"], f.event)
+		if strings.HasPrefix(f.event, "TeamTask") {
+			require.Equal(t, "crew", f.data["team_id"], f.event)
+			sawTask = append(sawTask, f.event)
+		}
+		if f.event == "TeamTaskStateUpdated" {
+			tasks := f.data["tasks"].([]any)
+			require.Len(t, tasks, 1)
+			require.Equal(t, "completed", tasks[0].(map[string]any)["status"])
+			require.Equal(t, "the draft", tasks[0].(map[string]any)["result"])
+			require.Equal(t, true, f.data["goal_complete"])
+		}
+	}
+	require.Equal(t, []string{"TeamTaskIterationStarted", "TeamTaskCreated", "TeamTaskUpdated", "TeamTaskUpdated",
+		"TeamTaskStateUpdated", "TeamTaskIterationCompleted"}, sawTask)
+	require.Contains(t, names, "RunCompleted", "the member's run inside")
 }

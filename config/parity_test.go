@@ -54,12 +54,13 @@ var agentConfigKeys = map[string][]string{
 
 // The fields of agent.Config no key sets, and why.
 var agentConfigWithoutKey = map[string]string{
-	"Store":  "the server's database (the db key), one for every agent",
-	"Kind":   "set by package team for a team's leader (the teams key builds those); an agent of the file is always an agent",
-	"Now":    "a test seam: the server runs on the real clock",
-	"NewID":  "a test seam: the server uses random UUIDs",
-	"Sleep":  "a test seam: the server waits on real timers between retries",
-	"Logger": "the server's own logger (agnogo serve --log-format), given through config.BuildOptions",
+	"Store":      "the server's database (the db key), one for every agent",
+	"Kind":       "set by package team for a team's leader (the teams key builds those); an agent of the file is always an agent",
+	"Iterations": "set by package team for the leader of a team in mode tasks (the teams key builds those)",
+	"Now":        "a test seam: the server runs on the real clock",
+	"NewID":      "a test seam: the server uses random UUIDs",
+	"Sleep":      "a test seam: the server waits on real timers between retries",
+	"Logger":     "the server's own logger (agnogo serve --log-format), given through config.BuildOptions",
 }
 
 // TestParityAgentConfigFieldsHaveKeys fails when agent.Config has a field
@@ -421,7 +422,7 @@ teams:
 	}
 	require.Equal(t, agent.Price{Input: 1, Output: 2, CacheRead: 1, CacheWrite: 1, CachedInInput: true}, configs["routed"].Prices["gpt-parity"])
 	require.Nil(t, configs["minimal"].Prices, "without prices, the built-in table")
-	for _, id := range []string{"minimal", "routed", "broadcast"} {
+	for _, id := range []string{"minimal", "routed", "broadcast", "planned"} {
 		_, err := team.New(configs[id])
 		require.NoError(t, err, "the config built for %s is valid", id)
 	}

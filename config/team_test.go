@@ -254,14 +254,14 @@ func TestBuildRunsTeams(t *testing.T) {
 	require.Equal(t, "An old pond.", member.Content)
 }
 
-func TestBuildTeamErrors(t *testing.T) {
+func TestBuildTasksTeam(t *testing.T) {
 	t.Parallel()
-	yaml := "db: ${DB}\nagents:\n  - {id: writer, model: ollama:x}\nteams:\n  - id: planner\n    model: ollama:x\n    mode: tasks\n    members: [writer]\n"
-	_, err := buildFile(t, yaml, map[string]string{})
-	var configErr *Error
-	require.ErrorAs(t, err, &configErr)
-	require.Equal(t, 5, configErr.Line, "a mode team.New refuses is an error at the team's line")
-	require.ErrorContains(t, err, `agnogo.yaml:5: team "planner": mode tasks is not supported yet`)
+	yaml := "db: ${DB}\nagents:\n  - {id: writer, model: ollama:x}\nteams:\n  - id: planner\n    model: ollama:x\n    mode: tasks\n    max_iterations: 4\n    members: [writer]\n"
+	built, err := buildFile(t, yaml, map[string]string{})
+	require.NoError(t, err)
+	planner := built.Teams["planner"]
+	require.Equal(t, team.ModeTasks, planner.Mode())
+	require.Equal(t, 4, planner.Settings().MaxIterations)
 }
 
 func TestTeamOrder(t *testing.T) {

@@ -158,6 +158,12 @@ var eventFactories = map[string]func() Event{
 	EventFollowupsCompleted:           func() Event { return new(FollowupsCompleted) },
 	EventCustom:                       func() Event { return new(CustomEvent) },
 	EventRunRetry:                     func() Event { return new(RunRetry) },
+
+	EventTeamTaskIterationStarted:   func() Event { return new(TeamTaskIterationStarted) },
+	EventTeamTaskIterationCompleted: func() Event { return new(TeamTaskIterationCompleted) },
+	EventTeamTaskStateUpdated:       func() Event { return new(TeamTaskStateUpdated) },
+	EventTeamTaskCreated:            func() Event { return new(TeamTaskCreated) },
+	EventTeamTaskUpdated:            func() Event { return new(TeamTaskUpdated) },
 }
 
 // DecodeEvent reads one event, choosing the concrete type from its "event" key.
@@ -232,7 +238,9 @@ func decodeTeamEvent(data []byte, agentName string) (Event, bool) {
 func AgentEventNames() []string {
 	names := make([]string, 0, len(eventFactories))
 	for name := range eventFactories {
-		names = append(names, name)
+		if !strings.HasPrefix(name, teamPrefix) {
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
 	return names

@@ -187,7 +187,13 @@ func (t *Team) runMember(ctx context.Context, r *runhost.Run, member run.Runner,
 // delegation's result.
 func (d *delegateTool) Resume(ctx context.Context, call *run.ToolExecution, requirements []*run.Requirement) (string, error) {
 	id, _ := call.ToolArgs["member_id"].(string)
-	member, ok := d.t.members[id]
+	return d.t.resumeMember(ctx, id, call, requirements)
+}
+
+// resumeMember continues the paused member run call waits on with the
+// resolved requirements, and returns its answer.
+func (t *Team) resumeMember(ctx context.Context, id string, call *run.ToolExecution, requirements []*run.Requirement) (string, error) {
+	member, ok := t.members[id]
 	if !ok {
 		return "", fmt.Errorf("no member has member_id %q", id)
 	}
@@ -197,7 +203,7 @@ func (d *delegateTool) Resume(ctx context.Context, call *run.ToolExecution, requ
 	}
 	r, ok := runhost.FromContext(ctx)
 	if !ok {
-		return "", errors.New("delegate_task_to_member runs only inside a team's run")
+		return "", errors.New("a delegation runs only inside a team's run")
 	}
 	req := &run.ContinueRequest{RunID: call.ChildRunID, UserID: r.Output().UserID}
 	for _, rq := range requirements {
@@ -205,7 +211,7 @@ func (d *delegateTool) Resume(ctx context.Context, call *run.ToolExecution, requ
 			req.Tools = append(req.Tools, rq.ToolExecution)
 		}
 	}
-	return d.t.follow(ctx, r, member, call.ChildRunID, continuer.Continue(run.WithJournal(ctx, nil), req), true)
+	return t.follow(ctx, r, member, call.ChildRunID, continuer.Continue(run.WithJournal(ctx, nil), req), true)
 }
 
 // follow passes a member run's events on in the team's stream and turns

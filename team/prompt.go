@@ -24,6 +24,12 @@ func (t *Team) systemMessage() string {
 	}
 	b.WriteString("\n")
 	switch {
+	case t.cfg.Mode == ModeTasks:
+		b.WriteString("Work through a task list: break the request into tasks with create_task (assign each to a member, " +
+			"with depends_on for tasks that need others first), then have members execute them with execute_task, or " +
+			"execute_tasks_parallel for independent tasks, and update tasks you handle yourself with update_task_status. " +
+			"list_tasks shows the list. When every task is done, call mark_all_complete with a summary, then answer " +
+			"from the tasks' results.")
 	case t.cfg.DelegateToAllMembers:
 		b.WriteString("Send a task to every member at once with delegate_task_to_members(task), " +
 			"then answer from all their results.")

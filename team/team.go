@@ -176,9 +176,18 @@ func New(cfg Config) (*Team, error) {
 		t.members[m.ID()] = m
 	}
 	tools := slices.Clone(cfg.Tools)
-	if cfg.DelegateToAllMembers {
+	var iterations agent.Iterations
+	switch {
+	case cfg.Mode == ModeTasks:
+		taskTools, err := t.taskTools()
+		if err != nil {
+			return nil, fmt.Errorf("team %s: %w", cfg.ID, err)
+		}
+		tools = append(tools, taskTools...)
+		iterations = &taskLoop{t: t}
+	case cfg.DelegateToAllMembers:
 		tools = append(tools, &broadcastTool{t: t})
-	} else {
+	default:
 		tools = append(tools, &delegateTool{t: t})
 	}
 	leader, err := agent.New(agent.Config{
@@ -189,7 +198,7 @@ func New(cfg Config) (*Team, error) {
 		AddHistoryToContext: cfg.AddHistoryToContext, NumHistoryRuns: cfg.NumHistoryRuns,
 		OutputSchema: cfg.OutputSchema, StoreEvents: cfg.StoreEvents,
 		Retries: cfg.Retries, DelayBetweenRetries: cfg.DelayBetweenRetries, ExponentialBackoff: cfg.ExponentialBackoff,
-		Prices: cfg.Prices, Now: cfg.Now, NewID: cfg.NewID, Logger: cfg.Logger,
+		Prices: cfg.Prices, Now: cfg.Now, NewID: cfg.NewID, Logger: cfg.Logger, Iterations: iterations,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("team %s: leader: %w", cfg.ID, err)
@@ -239,8 +248,8 @@ func (c *Config) validate() error {
 	if !slices.Contains(Modes(), c.Mode) {
 		errs = append(errs, fmt.Errorf("mode %q is not one of coordinate, route, broadcast, tasks", c.Mode))
 	}
-	if c.Mode == ModeTasks {
-		errs = append(errs, errors.New("mode tasks is not supported yet: use coordinate, route or broadcast"))
+	if c.Mode == ModeTasks && (c.RespondDirectly || c.DelegateToAllMembers) {
+		errs = append(errs, errors.New("mode tasks takes neither RespondDirectly nor DelegateToAllMembers: its leader executes tasks with execute_task"))
 	}
 	if c.RespondDirectly && c.DelegateToAllMembers {
 		errs = append(errs, errors.New("RespondDirectly and DelegateToAllMembers exclude each other: one member's answer cannot be the answer of a task sent to all"))

@@ -404,7 +404,7 @@ func TestConfigErrors(t *testing.T) {
 		"no model":     {team.Config{Members: []run.Runner{writer}}, "Model (the leader's model) is required"},
 		"no members":   {team.Config{Model: fake}, "at least one member"},
 		"bad mode":     {team.Config{Model: fake, Members: []run.Runner{writer}, Mode: "vote"}, `mode "vote" is not one of`},
-		"tasks":        {team.Config{Model: fake, Members: []run.Runner{writer}, Mode: team.ModeTasks}, "mode tasks is not supported yet"},
+		"tasks routed": {team.Config{Model: fake, Members: []run.Runner{writer}, Mode: team.ModeTasks, RespondDirectly: true}, "mode tasks takes neither"},
 		"twice":        {team.Config{Model: fake, Members: []run.Runner{writer, writer}}, `member id "writer" is used twice`},
 		"self":         {team.Config{ID: "writer", Model: fake, Members: []run.Runner{writer}}, "is the team's own id"},
 		"route to all": {team.Config{Model: fake, Members: []run.Runner{writer}, RespondDirectly: true, DelegateToAllMembers: true}, "exclude each other"},

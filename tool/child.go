@@ -32,17 +32,29 @@ func (p *ChildPause) Error() string {
 
 type childKey struct{}
 
-// children is what a call records of the child runs it started.
+// children is what a call records of the child runs it started, with the
+// call's id.
 type children struct {
+	callID  string
 	mu      sync.Mutex
 	runID   string
 	metrics *run.RunMetrics
 }
 
-// withChildren returns ctx with a fresh record of child runs.
-func withChildren(ctx context.Context) (context.Context, *children) {
-	c := &children{}
+// withChildren returns ctx with a fresh record of child runs for the call
+// callID.
+func withChildren(ctx context.Context, callID string) (context.Context, *children) {
+	c := &children{callID: callID}
 	return context.WithValue(ctx, childKey{}, c), c
+}
+
+// CallID is the tool_call_id of the call ctx belongs to, the same each
+// time a journaled call is executed; "" outside a call.
+func CallID(ctx context.Context) string {
+	if c, ok := ctx.Value(childKey{}).(*children); ok {
+		return c.callID
+	}
+	return ""
 }
 
 // record copies what the call recorded onto its outcome.
@@ -120,7 +132,7 @@ func Resume(ctx context.Context, tools *Set, call *run.ToolExecution, requiremen
 	metrics.StartTimer(now())
 	var childMetrics *run.RunMetrics
 	resume := func(ctx context.Context) (string, error) {
-		ctx, kids := withChildren(ctx)
+		ctx, kids := withChildren(ctx, call.ToolCallID)
 		result, err := safeResume(ctx, resumer, call, requirements)
 		kids.mu.Lock()
 		childMetrics = kids.metrics

@@ -297,7 +297,7 @@ func pauseFor(spec Spec, resolved bool) bool {
 func (o *Outcome) execute(ctx context.Context, t Tool, args json.RawMessage, now func() time.Time) {
 	metrics := &run.ToolCallMetrics{}
 	metrics.StartTimer(now())
-	ctx, kids := withChildren(ctx)
+	ctx, kids := withChildren(ctx, o.Call.ID)
 	result, err := safeCall(ctx, t, o.Execution.ToolName, args)
 	metrics.StopTimer(now())
 	o.Execution.Metrics = metrics
