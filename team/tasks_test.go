@@ -52,8 +52,12 @@ func TestTasksModeCreatesExecutesAndCompletes(t *testing.T) {
 			call(team.CreateTaskToolName, map[string]any{"title": "Draft", "description": "Write a draft.", "assignee": "writer"}),
 			call(team.CreateTaskToolName, map[string]any{"title": "Check", "assignee": "checker"}),
 		),
-		withIDs(func(ids []string) scripted.Reply { return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[0]}) }),
-		withIDs(func(ids []string) scripted.Reply { return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[1]}) }),
+		withIDs(func(ids []string) scripted.Reply {
+			return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[0]})
+		}),
+		withIDs(func(ids []string) scripted.Reply {
+			return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[1]})
+		}),
 		call(team.MarkAllCompleteToolName, map[string]any{"summary": "drafted and checked"}),
 		scripted.Text("The draft is written and checked."),
 	})
@@ -146,7 +150,9 @@ func TestTasksModeRefusesABlockedTask(t *testing.T) {
 		withIDs(func(ids []string) scripted.Reply {
 			return call(team.CreateTaskToolName, map[string]any{"title": "Check", "assignee": "writer", "depends_on": ids})
 		}),
-		withIDs(func(ids []string) scripted.Reply { return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[1]}) }),
+		withIDs(func(ids []string) scripted.Reply {
+			return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[1]})
+		}),
 		call(team.MarkAllCompleteToolName, map[string]any{"summary": "gave up"}),
 		summarise,
 	})
@@ -178,7 +184,9 @@ func TestTasksModeRunsParallelTasksAtOnce(t *testing.T) {
 	leader := scripted.New([]scripted.Reply{
 		scripted.ToolCalls(call(team.CreateTaskToolName, map[string]any{"title": "A", "assignee": "a"}),
 			call(team.CreateTaskToolName, map[string]any{"title": "B", "assignee": "b"})),
-		withIDs(func(ids []string) scripted.Reply { return call(team.ExecuteTasksParallelToolName, map[string]any{"task_ids": ids}) }),
+		withIDs(func(ids []string) scripted.Reply {
+			return call(team.ExecuteTasksParallelToolName, map[string]any{"task_ids": ids})
+		}),
 		scripted.Text("both done"),
 	})
 	tm, err := team.New(team.Config{ID: "planner", Mode: team.ModeTasks, Model: leader, Members: members})
@@ -220,8 +228,12 @@ func TestTasksModeTaskListSurvivesAReplay(t *testing.T) {
 	leader := scripted.New([]scripted.Reply{
 		scripted.ToolCalls(call(team.CreateTaskToolName, map[string]any{"title": "Draft", "assignee": "writer"}),
 			call(team.CreateTaskToolName, map[string]any{"title": "Check", "assignee": "checker"})),
-		withIDs(func(ids []string) scripted.Reply { return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[0]}) }),
-		withIDs(func(ids []string) scripted.Reply { return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[1]}) }),
+		withIDs(func(ids []string) scripted.Reply {
+			return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[0]})
+		}),
+		withIDs(func(ids []string) scripted.Reply {
+			return call(team.ExecuteTaskToolName, map[string]any{"task_id": ids[1]})
+		}),
 		scripted.Text("finished"),
 	}, scripted.Loop())
 	tm, err := team.New(team.Config{ID: "planner", Mode: team.ModeTasks, Model: leader, Members: []run.Runner{writer, checker}})
