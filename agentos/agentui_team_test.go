@@ -200,7 +200,17 @@ func TestAgentUITeamHistoryWhileMemberRuns(t *testing.T) {
 	require.NoError(t, err)
 	os, err := agentos.New(agentos.Config{Store: store, Runners: []run.Runner{crew}})
 	require.NoError(t, err)
-	ts := httptest.NewServer(os)
+	// The page's own re-read of the new session (on RunStarted) is served
+	// while the member runs: the test waits for it before the member may
+	// finish, as a browser's lands long before a real member would.
+	reread := make(chan struct{})
+	rereadOnce := sync.OnceFunc(func() { close(reread) })
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		os.ServeHTTP(w, r)
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/sessions/") && strings.HasSuffix(r.URL.Path, "/runs") {
+			rereadOnce()
+		}
+	}))
 	t.Cleanup(ts.Close)
 	ctx := t.Context()
 
@@ -213,6 +223,11 @@ func TestAgentUITeamHistoryWhileMemberRuns(t *testing.T) {
 	case <-started:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the member's tool never started")
+	}
+	select {
+	case <-reread:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the page never re-read the new session's runs")
 	}
 
 	other := newChatUI(ts.URL, "")
