@@ -21,11 +21,9 @@ import (
 
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/agentos"
-	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
-	"github.com/agnogo/agnogo/storage/postgres"
 	"github.com/agnogo/agnogo/storage/sqlite"
 	"github.com/agnogo/agnogo/team"
 )
@@ -41,20 +39,7 @@ var badTexts = map[string]string{"NUL": "a\x00b", "invalid UTF-8": "a\xffb"}
 // 422 (a route answers 404 or 503 only when what it names does not exist or
 // its feature is off, before it reads a body), none is a 5xx, and the model
 // is never called for a refused run.
-func TestTextADatabaseCannotStoreIsRefused(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
-		store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "os.db")})
-		require.NoError(t, err)
-		t.Cleanup(func() { store.Close() })
-		testBadText(t, store)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		store, err := postgres.Open(t.Context(), postgres.Config{URL: testdb.PostgresURL(t), Schema: testdb.UniqueName(t, "badtext"), AutoMigrate: true})
-		require.NoError(t, err)
-		t.Cleanup(func() { store.Close() })
-		testBadText(t, store)
-	})
-}
+func TestTextADatabaseCannotStoreIsRefused(t *testing.T) { onBackends(t, testBadText) }
 
 func testBadText(t *testing.T, store storage.Store) {
 	m := scripted.New([]scripted.Reply{scripted.Text("stored")})

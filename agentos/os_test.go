@@ -17,9 +17,11 @@ import (
 
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/agentos"
+	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/postgres"
 	"github.com/agnogo/agnogo/storage/sqlite"
 )
 
@@ -257,3 +259,20 @@ func readAll(t *testing.T, resp *http.Response) string {
 }
 
 func storageQuery(sessionID string) storage.RunQuery { return storage.RunQuery{SessionID: sessionID} }
+
+// onBackends runs test on a SQLite store and on a Postgres one (skipped
+// without Postgres, failed under CI=true).
+func onBackends(t *testing.T, test func(t *testing.T, store storage.Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "os.db")})
+		require.NoError(t, err)
+		t.Cleanup(func() { store.Close() })
+		test(t, store)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		store, err := postgres.Open(t.Context(), postgres.Config{URL: testdb.PostgresURL(t), Schema: testdb.UniqueName(t, "agentos"), AutoMigrate: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { store.Close() })
+		test(t, store)
+	})
+}

@@ -57,12 +57,7 @@ func (o *OS) logFailedOutput(ctx context.Context, meta *inflightRun, out *run.Ou
 
 // runnerAttr names a runner in a log line: agent_id, or team_id for a
 // team.
-func runnerAttr(r run.Runner) slog.Attr {
-	if kindOf(r) == run.KindTeam {
-		return slog.String("team_id", r.ID())
-	}
-	return slog.String("agent_id", r.ID())
-}
+func runnerAttr(r run.Runner) slog.Attr { return slog.String(run.IDKey(kindOf(r)), r.ID()) }
 
 // logFailedRun logs one failed run.
 func (o *OS) logFailedRun(ctx context.Context, meta *inflightRun, runID, errorType, message string) {

@@ -219,19 +219,11 @@ func (o *ownRun) of(e run.Event) string {
 	return string(*o)
 }
 
-// runnerBase is the identity of a runner's own event: agent_id and
-// agent_name, or team_id and team_name for a team, whose events then go by
-// their Team* names.
+// runnerBase is the identity of a runner's own event (see
+// [run.BaseEvent.SetRunner]).
 func runnerBase(r run.Runner, runID, sessionID string) run.BaseEvent {
 	base := run.BaseEvent{RunID: runID, SessionID: sessionID}
-	switch kindOf(r) {
-	case run.KindTeam:
-		base.TeamID, base.TeamName = r.ID(), r.Name()
-	case run.KindWorkflow:
-		base.WorkflowID = r.ID()
-	default:
-		base.AgentID, base.AgentName = r.ID(), r.Name()
-	}
+	base.SetRunner(kindOf(r), r.ID(), r.Name())
 	return base
 }
 

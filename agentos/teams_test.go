@@ -3,10 +3,8 @@ package agentos_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/durable"
+	"github.com/agnogo/agnogo/internal/barriermodel"
 	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/model/scripted"
@@ -33,23 +31,6 @@ import (
 	"github.com/agnogo/agnogo/team"
 	"github.com/agnogo/agnogo/tool"
 )
-
-// onBackends runs test on a SQLite store and on a Postgres one (skipped
-// without Postgres, failed under CI=true).
-func onBackends(t *testing.T, test func(t *testing.T, store storage.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "os.db")})
-		require.NoError(t, err)
-		t.Cleanup(func() { store.Close() })
-		test(t, store)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		store, err := postgres.Open(t.Context(), postgres.Config{URL: testdb.PostgresURL(t), Schema: testdb.UniqueName(t, "teams"), AutoMigrate: true})
-		require.NoError(t, err)
-		t.Cleanup(func() { store.Close() })
-		test(t, store)
-	})
-}
 
 // member is an agent of a test team, with its own model, keeping its runs
 // in store beside the team's.
@@ -265,78 +246,16 @@ func TestTeamRouteModeAnswersWithTheMembersAnswer(t *testing.T) {
 	})
 }
 
-// barrier is a member model that answers only once every member has
-// started: a team whose members run one after the other never gets past
-// it.
-type barrier struct {
-	mu      sync.Mutex
-	waiting int
-	all     chan struct{}
-	n       int
-}
-
-func newBarrier(n int) *barrier { return &barrier{all: make(chan struct{}), n: n} }
-
-// model is one member's model at the barrier, answering answer.
-func (b *barrier) model(answer string) model.Model { return &barrierModel{b: b, answer: answer} }
-
-// arrive records a member's start and waits for all of them.
-func (b *barrier) arrive(ctx context.Context) error {
-	b.mu.Lock()
-	b.waiting++
-	if b.waiting == b.n {
-		close(b.all)
-	}
-	b.mu.Unlock()
-	// The bound only keeps a failing (sequential) team from hanging the
-	// test: the run then fails, and says why.
-	bound := time.NewTimer(30 * time.Second)
-	defer bound.Stop()
-	select {
-	case <-b.all:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-bound.C:
-		return errors.New("the other members never started: members ran one at a time")
-	}
-}
-
-type barrierModel struct {
-	b      *barrier
-	answer string
-}
-
-func (m *barrierModel) Info() model.Info { return model.Info{ID: "barrier", Provider: "Test"} }
-
-func (m *barrierModel) Invoke(ctx context.Context, _ *model.Request) (*model.Response, error) {
-	if err := m.b.arrive(ctx); err != nil {
-		return nil, err
-	}
-	return &model.Response{Content: m.answer, StopReason: "stop"}, nil
-}
-
-func (m *barrierModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	return func(yield func(*model.Chunk, error) bool) {
-		resp, err := m.Invoke(ctx, req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		yield(&model.Chunk{Response: resp}, nil)
-	}
-}
-
 // TestTeamBroadcastRunsMembersConcurrently: a broadcast team sends the
 // task to every member at once; its members' models each wait until all
 // have started, so the run completes only when they run concurrently.
 func TestTeamBroadcastRunsMembersConcurrently(t *testing.T) {
 	onBackends(t, func(t *testing.T, store storage.Store) {
-		b := newBarrier(3)
+		b := barriermodel.New(3)
 		members := []run.Runner{
-			member(t, store, "writer", b.model("writer: a draft")),
-			member(t, store, "editor", b.model("editor: a cut")),
-			member(t, store, "checker", b.model("checker: facts hold")),
+			member(t, store, "writer", b.Model("writer: a draft")),
+			member(t, store, "editor", b.Model("editor: a cut")),
+			member(t, store, "checker", b.Model("checker: facts hold")),
 		}
 		crew, leader := newTeam(t, store, team.ModeBroadcast, []scripted.Reply{broadcast("Review the story."), scripted.Text("All reviewed.")}, members...)
 		s := serveRunners(t, store, crew)
@@ -354,33 +273,14 @@ func TestTeamBroadcastRunsMembersConcurrently(t *testing.T) {
 	})
 }
 
-// stuck is a member model that signals its start and then waits for its
-// run to be cancelled.
-type stuck struct{ started chan<- string }
-
-func (m stuck) Info() model.Info { return model.Info{ID: "stuck", Provider: "Test"} }
-
-func (m stuck) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
-	m.started <- req.Messages[len(req.Messages)-1].ContentString()
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-
-func (m stuck) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	return func(yield func(*model.Chunk, error) bool) {
-		_, err := m.Invoke(ctx, req)
-		yield(nil, err)
-	}
-}
-
 // TestTeamCancelStopsItsMembers: cancelling a team's run while its
 // members are in flight ends the team's run and every member run
 // CANCELLED.
 func TestTeamCancelStopsItsMembers(t *testing.T) {
 	onBackends(t, func(t *testing.T, store storage.Store) {
-		started := make(chan string, 2)
-		writer := member(t, store, "writer", stuck{started})
-		editor := member(t, store, "editor", stuck{started})
+		stuck := barriermodel.New(3) // two members: they wait until cancelled
+		writer := member(t, store, "writer", stuck.Model("never"))
+		editor := member(t, store, "editor", stuck.Model("never"))
 		crew, _ := newTeam(t, store, team.ModeBroadcast, []scripted.Reply{broadcast("Work on it."), scripted.Text("never")}, writer, editor)
 		s := serveRunners(t, store, crew)
 
@@ -391,7 +291,7 @@ func TestTeamCancelStopsItsMembers(t *testing.T) {
 		teamRun := first[len(first)-1].data["run_id"].(string)
 		for range 2 {
 			select {
-			case <-started:
+			case <-stuck.Arrivals():
 			case <-time.After(10 * time.Second):
 				t.Fatal("the members did not start")
 			}

@@ -69,45 +69,9 @@ var agentConfigWithoutKey = map[string]string{
 // not exist.
 func TestParityAgentConfigFieldsHaveKeys(t *testing.T) {
 	t.Parallel()
-	fields := map[string]bool{}
-	configType := reflect.TypeFor[agent.Config]()
-	for field := range configType.Fields() {
-		if !field.IsExported() {
-			continue
-		}
-		fields[field.Name] = true
-		keys, hasKey := agentConfigKeys[field.Name]
-		reason, serverSet := agentConfigWithoutKey[field.Name]
-		switch {
-		case hasKey && serverSet:
-			t.Errorf("agent.Config.%s is both mapped to %v and listed as set by the server; keep one", field.Name, keys)
-		case !hasKey && !serverSet:
-			t.Errorf("agent.Config.%s has no key in agnogo.yaml: add one (config/decode_agent.go, docs/config.md) and map it in agentConfigKeys, "+
-				"or list it in agentConfigWithoutKey with the reason a server user needs none", field.Name)
-		case serverSet && strings.TrimSpace(reason) == "":
-			t.Errorf("agent.Config.%s is listed in agentConfigWithoutKey without a reason", field.Name)
-		}
-	}
-	for name := range agentConfigKeys {
-		require.True(t, fields[name], "agentConfigKeys maps %s, which agent.Config does not have", name)
-	}
-	for name := range agentConfigWithoutKey {
-		require.True(t, fields[name], "agentConfigWithoutKey lists %s, which agent.Config does not have", name)
-	}
-
-	// Every mapped key is one the decoder accepts where it says.
 	nativeKeys := append(slices.Clone(agentKeys), agentTypeKeys[TypeNative]...)
-	accepted := map[string][]string{"agent": nativeKeys, "file": fileKeys, "model": modelKeys}
-	mapped := map[string]bool{}
-	for field, keys := range agentConfigKeys {
-		for _, scoped := range keys {
-			scope, key, ok := strings.Cut(scoped, ":")
-			require.True(t, ok, "agent.Config.%s: %q is not scope:key", field, scoped)
-			require.Contains(t, accepted, scope, "agent.Config.%s: unknown scope in %q", field, scoped)
-			require.Contains(t, accepted[scope], key, "agent.Config.%s is mapped to %q, which the decoder does not accept", field, scoped)
-			mapped[scoped] = true
-		}
-	}
+	mapped := checkFieldsHaveKeys(t, reflect.TypeFor[agent.Config](), "agent", "config/decode_agent.go", agentConfigKeys, agentConfigWithoutKey,
+		map[string][]string{"agent": nativeKeys, "file": fileKeys, "model": modelKeys})
 	// And every key of an agnogo agent sets some field of agent.Config.
 	for _, key := range nativeKeys {
 		if key == "type" {
@@ -115,6 +79,52 @@ func TestParityAgentConfigFieldsHaveKeys(t *testing.T) {
 		}
 		require.True(t, mapped["agent:"+key], "the agent key %q reaches no field of agent.Config in agentConfigKeys", key)
 	}
+}
+
+// checkFieldsHaveKeys checks the fields of a config struct (agent.Config,
+// team.Config) against their keys: each field is mapped to keys or listed,
+// with a reason, as set by the server (never both); both lists name
+// existing fields; every mapped scope:key is one the decoder accepts in
+// that scope. It returns the mapped scope:keys.
+func checkFieldsHaveKeys(t *testing.T, configType reflect.Type, scope, decoder string, configKeys map[string][]string,
+	withoutKey map[string]string, accepted map[string][]string) map[string]bool {
+	t.Helper()
+	name := configType.String()
+	fields := map[string]bool{}
+	for field := range configType.Fields() {
+		if !field.IsExported() {
+			continue
+		}
+		fields[field.Name] = true
+		keys, hasKey := configKeys[field.Name]
+		reason, serverSet := withoutKey[field.Name]
+		switch {
+		case hasKey && serverSet:
+			t.Errorf("%s.%s is both mapped to %v and listed as set by the server; keep one", name, field.Name, keys)
+		case !hasKey && !serverSet:
+			t.Errorf("%s.%s has no key in agnogo.yaml: add one (%s, docs/config.md) and map it in %sConfigKeys, "+
+				"or list it in %sConfigWithoutKey with the reason a server user needs none", name, field.Name, decoder, scope, scope)
+		case serverSet && strings.TrimSpace(reason) == "":
+			t.Errorf("%s.%s is listed in %sConfigWithoutKey without a reason", name, field.Name, scope)
+		}
+	}
+	for field := range configKeys {
+		require.True(t, fields[field], "%sConfigKeys maps %s, which %s does not have", scope, field, name)
+	}
+	for field := range withoutKey {
+		require.True(t, fields[field], "%sConfigWithoutKey lists %s, which %s does not have", scope, field, name)
+	}
+	mapped := map[string]bool{}
+	for field, keys := range configKeys {
+		for _, scoped := range keys {
+			keyScope, key, ok := strings.Cut(scoped, ":")
+			require.True(t, ok, "%s.%s: %q is not scope:key", name, field, scoped)
+			require.Contains(t, accepted, keyScope, "%s.%s: unknown scope in %q", name, field, scoped)
+			require.Contains(t, accepted[keyScope], key, "%s.%s is mapped to %q, which the decoder does not accept", name, field, scoped)
+			mapped[scoped] = true
+		}
+	}
+	return mapped
 }
 
 // TestParityAgentKeysReachAgentConfig builds the agent.Config of an agent
@@ -300,41 +310,8 @@ var teamConfigWithoutKey = map[string]string{
 // that does not exist; and when a key of a team reaches no field.
 func TestParityTeamConfigFieldsHaveKeys(t *testing.T) {
 	t.Parallel()
-	fields := map[string]bool{}
-	for field := range reflect.TypeFor[team.Config]().Fields() {
-		if !field.IsExported() {
-			continue
-		}
-		fields[field.Name] = true
-		keys, hasKey := teamConfigKeys[field.Name]
-		reason, serverSet := teamConfigWithoutKey[field.Name]
-		switch {
-		case hasKey && serverSet:
-			t.Errorf("team.Config.%s is both mapped to %v and listed as set by the server; keep one", field.Name, keys)
-		case !hasKey && !serverSet:
-			t.Errorf("team.Config.%s has no key in agnogo.yaml: add one (config/decode_team.go, docs/config.md) and map it in teamConfigKeys, "+
-				"or list it in teamConfigWithoutKey with the reason a server user needs none", field.Name)
-		case serverSet && strings.TrimSpace(reason) == "":
-			t.Errorf("team.Config.%s is listed in teamConfigWithoutKey without a reason", field.Name)
-		}
-	}
-	for name := range teamConfigKeys {
-		require.True(t, fields[name], "teamConfigKeys maps %s, which team.Config does not have", name)
-	}
-	for name := range teamConfigWithoutKey {
-		require.True(t, fields[name], "teamConfigWithoutKey lists %s, which team.Config does not have", name)
-	}
-	accepted := map[string][]string{"team": teamKeys, "file": fileKeys, "model": modelKeys}
-	mapped := map[string]bool{}
-	for field, keys := range teamConfigKeys {
-		for _, scoped := range keys {
-			scope, key, ok := strings.Cut(scoped, ":")
-			require.True(t, ok, "team.Config.%s: %q is not scope:key", field, scoped)
-			require.Contains(t, accepted, scope, "team.Config.%s: unknown scope in %q", field, scoped)
-			require.Contains(t, accepted[scope], key, "team.Config.%s is mapped to %q, which the decoder does not accept", field, scoped)
-			mapped[scoped] = true
-		}
-	}
+	mapped := checkFieldsHaveKeys(t, reflect.TypeFor[team.Config](), "team", "config/decode_team.go", teamConfigKeys, teamConfigWithoutKey,
+		map[string][]string{"team": teamKeys, "file": fileKeys, "model": modelKeys})
 	for _, key := range teamKeys {
 		require.True(t, mapped["team:"+key], "the team key %q reaches no field of team.Config in teamConfigKeys", key)
 	}

@@ -240,28 +240,22 @@ func (q *Queue) announceRetry(jr *journal, j job, runner run.Runner, attempt int
 // runnerAttr names a job's runner in a log line: agent_id, or team_id for
 // a team.
 func (q *Queue) runnerAttr(j job) slog.Attr {
-	if r, ok := q.runners[j.AgentID]; ok && r.Kind() == run.KindTeam {
-		return slog.String("team_id", j.AgentID)
+	kind := run.KindAgent
+	if r, ok := q.runners[j.AgentID]; ok {
+		kind = r.Kind()
 	}
-	return slog.String("agent_id", j.AgentID)
+	return slog.String(run.IDKey(kind), j.AgentID)
 }
 
 // runnerBase is the identity of an event the queue writes in a run's
 // stream for its runner: agent_id and agent_name, or team_id and
 // team_name for a team (its event then goes by its Team* name).
 func (q *Queue) runnerBase(j job) run.BaseEvent {
-	base := run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, AgentID: j.AgentID, CreatedAt: q.cfg.Now().Unix()}
-	r, ok := q.runners[j.AgentID]
-	if !ok {
-		return base
-	}
-	switch r.Kind() {
-	case run.KindTeam:
-		base.AgentID, base.TeamID, base.TeamName = "", r.ID(), r.Name()
-	case run.KindWorkflow:
-		base.AgentID, base.WorkflowID = "", r.ID()
-	default:
-		base.AgentName = r.Name()
+	base := run.BaseEvent{RunID: j.RunID, SessionID: j.SessionID, CreatedAt: q.cfg.Now().Unix()}
+	if r, ok := q.runners[j.AgentID]; ok {
+		base.SetRunner(r.Kind(), r.ID(), r.Name())
+	} else {
+		base.AgentID = j.AgentID
 	}
 	return base
 }

@@ -140,19 +140,10 @@ func (m *Memory) produce(s *stream) {
 	m.started = make(chan struct{})
 }
 
-// Append numbers e with its run's next index, writes the index onto it,
-// encodes it and keeps the entry; see [Memory.AppendTo]. The run is the
-// event's run_id; a member's event passed on in its parent's stream
-// ([run.MemberEvent]) goes to its parent_run_id's stream, which is right
-// for a direct member only: a producer that knows the stream it writes
-// (a team's, whose members may be teams too) calls AppendTo.
-func (m *Memory) Append(e run.Event) Entry {
-	runID := e.Base().RunID
-	if _, member := e.(*run.MemberEvent); member && e.Base().ParentRunID != "" {
-		runID = e.Base().ParentRunID
-	}
-	return m.AppendTo(runID, e)
-}
+// Append is [Memory.AppendTo] the stream of the event's own run_id. A
+// stream that passes on its members' events (a team's) is written with
+// AppendTo, naming the stream.
+func (m *Memory) Append(e run.Event) Entry { return m.AppendTo(e.Base().RunID, e) }
 
 // AppendTo numbers e with the next index of runID's stream, writes the
 // index onto it, encodes it and keeps the entry. A run not registered yet

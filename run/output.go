@@ -102,6 +102,31 @@ func (o *Output) RunnerID() string {
 	return o.WorkflowID
 }
 
+// IDKey is the key that names a runner of kind on runs, events and log
+// lines: agent_id, team_id or workflow_id.
+func IDKey(kind Kind) string {
+	switch kind {
+	case KindTeam:
+		return "team_id"
+	case KindWorkflow:
+		return "workflow_id"
+	}
+	return "agent_id"
+}
+
+// SetRunner stamps the runner an event is of, as [Output.SetRunner] does a
+// run: a team's own event then goes by its Team* name.
+func (b *BaseEvent) SetRunner(kind Kind, id, name string) {
+	switch kind {
+	case KindTeam:
+		b.TeamID, b.TeamName = id, name
+	case KindWorkflow:
+		b.WorkflowID = id
+	default:
+		b.AgentID, b.AgentName = id, name
+	}
+}
+
 // SetRunner records who runs the run: agent_id and agent_name, or team_id
 // and team_name for a team (see [Runner.Kind]).
 func (o *Output) SetRunner(kind Kind, id, name string) {

@@ -30,19 +30,10 @@ type delegateTool struct{ t *Team }
 
 // Spec implements [tool.Tool].
 func (d *delegateTool) Spec() tool.Spec {
-	ids := make([]string, 0, len(d.t.cfg.Members))
-	for _, m := range d.t.cfg.Members {
-		ids = append(ids, m.ID())
-	}
-	params, _ := json.Marshal(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"member_id": map[string]any{"type": "string", "enum": ids, "description": "The member_id of the member to delegate to."},
-			"task":      map[string]any{"type": "string", "description": "What the member should do and the answer it should give back."},
-		},
-		"required":             []string{"member_id", "task"},
-		"additionalProperties": false,
-	})
+	params := objectSchema(map[string]any{
+		"member_id": map[string]any{"type": "string", "enum": d.t.memberIDs(), "description": "The member_id of the member to delegate to."},
+		"task":      map[string]any{"type": "string", "description": "What the member should do and the answer it should give back."},
+	}, "member_id", "task")
 	return tool.Spec{
 		Name: DelegateToolName,
 		Description: "Delegate a task to one member of the team and get its answer back. " +
@@ -77,14 +68,9 @@ type broadcastTool struct{ t *Team }
 
 // Spec implements [tool.Tool].
 func (b *broadcastTool) Spec() tool.Spec {
-	params, _ := json.Marshal(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"task": map[string]any{"type": "string", "description": "What every member should do and the answer it should give back."},
-		},
-		"required":             []string{"task"},
-		"additionalProperties": false,
-	})
+	params := objectSchema(map[string]any{
+		"task": map[string]any{"type": "string", "description": "What every member should do and the answer it should give back."},
+	}, "task")
 	return tool.Spec{
 		Name:        BroadcastToolName,
 		Description: "Send one task to every member of the team at once and get all their answers back.",
@@ -145,6 +131,15 @@ func (b *broadcastTool) Call(ctx context.Context, raw json.RawMessage) (string, 
 		return "", errors.New(out.String())
 	}
 	return out.String(), nil
+}
+
+// objectSchema is the parameters schema of a tool taking properties, the
+// required ones named, and no others.
+func objectSchema(properties map[string]any, required ...string) json.RawMessage {
+	schema, _ := json.Marshal(map[string]any{ // maps of strings and slices always encode
+		"type": "object", "properties": properties, "required": required, "additionalProperties": false,
+	})
+	return schema
 }
 
 // memberIDs lists the members' ids, in order.

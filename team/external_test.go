@@ -44,6 +44,10 @@ func TestTeamWithAClaudeCodeMember(t *testing.T) {
 	rec, err := store.GetRun(t.Context(), memberRun, "ada")
 	require.NoError(t, err)
 	require.Equal(t, run.StatusCompleted, rec.Run.Status)
+	// The fake API answers "fake-final: <tool results>" only once the CLI
+	// really ran the command and sent back its output.
+	require.Contains(t, rec.Run.ContentString(), "fake-final:")
+	require.Contains(t, rec.Run.ContentString(), "team-member-ran")
 	require.Equal(t, last.Base().RunID, rec.Run.ParentRunID)
 	require.Equal(t, "dev-session~coder", rec.SessionID, "a CLI-bound member has a session of its own")
 	teamSession, err := store.GetSession(t.Context(), "dev-session", storage.GetSessionOptions{UserID: "ada"})

@@ -356,15 +356,10 @@ type executeTaskTool struct{ t *Team }
 
 // Spec implements [tool.Tool].
 func (e *executeTaskTool) Spec() tool.Spec {
-	params, _ := json.Marshal(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"task_id":   map[string]any{"type": "string", "description": "The task to execute."},
-			"member_id": map[string]any{"type": "string", "enum": e.t.memberIDs(), "description": "The member to execute it; defaults to the task's assignee."},
-		},
-		"required":             []string{"task_id"},
-		"additionalProperties": false,
-	})
+	params := objectSchema(map[string]any{
+		"task_id":   map[string]any{"type": "string", "description": "The task to execute."},
+		"member_id": map[string]any{"type": "string", "enum": e.t.memberIDs(), "description": "The member to execute it; defaults to the task's assignee."},
+	}, "task_id")
 	return tool.Spec{Name: ExecuteTaskToolName, Parameters: params,
 		Description: "Have a member execute a task and get its answer back; the task is then completed, or failed when the member fails."}
 }
@@ -461,14 +456,9 @@ type executeTasksTool struct{ t *Team }
 
 // Spec implements [tool.Tool].
 func (e *executeTasksTool) Spec() tool.Spec {
-	params, _ := json.Marshal(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"task_ids": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Tasks with an assignee and no unmet dependency."},
-		},
-		"required":             []string{"task_ids"},
-		"additionalProperties": false,
-	})
+	params := objectSchema(map[string]any{
+		"task_ids": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Tasks with an assignee and no unmet dependency."},
+	}, "task_ids")
 	return tool.Spec{Name: ExecuteTasksParallelToolName, Parameters: params,
 		Description: "Execute independent tasks at once, each by its assignee; the result lists each task's outcome."}
 }

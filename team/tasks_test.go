@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/internal/barriermodel"
 	"github.com/agnogo/agnogo/internal/journaltest"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/model/scripted"
@@ -171,13 +171,10 @@ func TestTasksModeRefusesABlockedTask(t *testing.T) {
 // TestTasksModeRunsParallelTasksAtOnce: execute_tasks_parallel runs each
 // task by its assignee at the same time (the members wait for each other).
 func TestTasksModeRunsParallelTasksAtOnce(t *testing.T) {
-	var arrived sync.WaitGroup
-	arrived.Add(2)
-	all := make(chan struct{})
-	go func() { arrived.Wait(); close(all) }()
+	barrier := barriermodel.New(2)
 	var members []run.Runner
 	for _, id := range []string{"a", "b"} {
-		m, err := agent.New(agent.Config{ID: id, Model: &barrierModel{answer: "done by " + id, arrived: &arrived, all: all}})
+		m, err := agent.New(agent.Config{ID: id, Model: barrier.Model("done by " + id)})
 		require.NoError(t, err)
 		members = append(members, m)
 	}

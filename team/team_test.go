@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/agent"
+	"github.com/agnogo/agnogo/internal/barriermodel"
 	"github.com/agnogo/agnogo/internal/journaltest"
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/model/scripted"
@@ -237,46 +236,12 @@ func TestUnknownMemberIsAToolError(t *testing.T) {
 	require.Contains(t, out.Content, `no member has member_id "ghost": choose one of writer`)
 }
 
-// barrierModel answers once every member of the broadcast has called it:
-// the test can pass only if the members run at the same time.
-type barrierModel struct {
-	answer  string
-	arrived *sync.WaitGroup
-	all     <-chan struct{}
-}
-
-func (m *barrierModel) Info() model.Info { return model.Info{ID: "barrier", Provider: "test"} }
-
-func (m *barrierModel) Invoke(ctx context.Context, _ *model.Request) (*model.Response, error) {
-	m.arrived.Done()
-	select {
-	case <-m.all:
-		return &model.Response{Content: m.answer}, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (m *barrierModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	return func(yield func(*model.Chunk, error) bool) {
-		resp, err := m.Invoke(ctx, req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		yield(&model.Chunk{Response: resp}, nil)
-	}
-}
-
 func TestBroadcastRunsMembersConcurrently(t *testing.T) {
 	const n = 10
-	var arrived sync.WaitGroup
-	arrived.Add(n)
-	all := make(chan struct{})
-	go func() { arrived.Wait(); close(all) }()
+	barrier := barriermodel.New(n)
 	var members []run.Runner
 	for i := range n {
-		a, err := agent.New(agent.Config{ID: fmt.Sprintf("m%d", i), Model: &barrierModel{answer: fmt.Sprintf("answer %d", i), arrived: &arrived, all: all}})
+		a, err := agent.New(agent.Config{ID: fmt.Sprintf("m%d", i), Model: barrier.Model(fmt.Sprintf("answer %d", i))})
 		require.NoError(t, err)
 		members = append(members, a)
 	}
@@ -292,12 +257,10 @@ func TestBroadcastRunsMembersConcurrently(t *testing.T) {
 
 func TestCancellingTheTeamCancelsMembersInFlight(t *testing.T) {
 	store := openStore(t)
-	var arrived sync.WaitGroup
-	arrived.Add(2)
-	never := make(chan struct{})
+	barrier := barriermodel.New(3) // two members: it never opens
 	var members []run.Runner
 	for _, id := range []string{"a", "b"} {
-		m, err := agent.New(agent.Config{ID: id, Store: store, Model: &barrierModel{arrived: &arrived, all: never}})
+		m, err := agent.New(agent.Config{ID: id, Store: store, Model: barrier.Model("never")})
 		require.NoError(t, err)
 		members = append(members, m)
 	}
@@ -305,7 +268,7 @@ func TestCancellingTheTeamCancelsMembersInFlight(t *testing.T) {
 	tm, err := team.New(team.Config{ID: "t", Model: leader, Mode: team.ModeBroadcast, Members: members, Store: store})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
-	go func() { arrived.Wait(); cancel() }()
+	go func() { <-barrier.Arrivals(); <-barrier.Arrivals(); cancel() }()
 	var last run.Event
 	memberRuns := map[string]bool{}
 	for e, err := range tm.Stream(ctx, &run.Input{InputContent: "go", PersistOnStart: true}) {
@@ -373,10 +336,14 @@ func TestStreamMemberEventsOff(t *testing.T) {
 	tm, err := team.New(team.Config{ID: "t", Model: scripted.New([]scripted.Reply{delegate("writer", "w"), summarise}),
 		Members: []run.Runner{member(t, "writer", "draft", nil)}, StreamMemberEvents: &off})
 	require.NoError(t, err)
-	for _, e := range collect(t, tm.Stream(t.Context(), &run.Input{InputContent: "go"})) {
+	events := collect(t, tm.Stream(t.Context(), &run.Input{InputContent: "go"}))
+	for _, e := range events {
 		_, isMember := e.(*run.MemberEvent)
 		require.False(t, isMember, "no member event: %s", run.NameOf(e))
 	}
+	last := events[len(events)-1]
+	require.Equal(t, run.EventTeamRunCompleted, run.NameOf(last))
+	require.Equal(t, "Summary: draft", last.(*run.RunCompleted).Content, "the member still ran")
 }
 
 func TestStoreMemberResponses(t *testing.T) {
