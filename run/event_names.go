@@ -141,13 +141,36 @@ func TeamEventName(agentEvent string) string {
 // teamPrefix starts every team event name.
 const teamPrefix = "Team"
 
+// workflowNames maps the run events a workflow emits for its own run to
+// their Workflow* names (Agno's WorkflowRunEvent). A continued workflow
+// opens its stream as a started one does.
+var workflowNames = map[string]string{
+	EventRunStarted:   EventWorkflowStarted,
+	EventRunContinued: EventWorkflowStarted,
+	EventRunCompleted: EventWorkflowCompleted,
+	EventRunError:     EventWorkflowError,
+	EventRunCancelled: EventWorkflowCancelled,
+	EventRunPaused:    EventWorkflowPaused,
+}
+
+// WorkflowEventName returns the workflow counterpart of a run event name,
+// e.g. "RunCompleted" → "WorkflowCompleted"; any other name (the step
+// events, [EventCustom]) is returned as is.
+func WorkflowEventName(runEvent string) string {
+	if name, ok := workflowNames[runEvent]; ok {
+		return name
+	}
+	return runEvent
+}
+
 // FinalEventName reports whether an event of this name is a final event —
 // it ends its run, or pauses it: RunCompleted, RunError, RunCancelled,
-// RunPaused and their team counterparts. In a team's stream a member's
-// final event ends only the member's run: see [EndsRun].
+// RunPaused and their team and workflow counterparts. In a team's stream a
+// member's final event ends only the member's run: see [EndsRun].
 func FinalEventName(name string) bool {
 	switch strings.TrimPrefix(name, teamPrefix) {
-	case EventRunCompleted, EventRunError, EventRunCancelled, EventRunPaused:
+	case EventRunCompleted, EventRunError, EventRunCancelled, EventRunPaused,
+		EventWorkflowCompleted, EventWorkflowError, EventWorkflowCancelled, EventWorkflowPaused:
 		return true
 	}
 	return false

@@ -112,6 +112,9 @@ type RunCompleted struct {
 	Metadata          map[string]any      `json:"metadata,omitzero"`
 	Metrics           *RunMetrics         `json:"metrics,omitempty"`
 	SessionState      map[string]any      `json:"session_state,omitzero"`
+	// StepResults and StepExecutorRuns are a workflow's (WorkflowCompleted).
+	StepResults      []*StepOutput `json:"step_results,omitzero"`
+	StepExecutorRuns []*Output     `json:"step_executor_runs,omitzero"`
 }
 
 // EventName returns [EventRunCompleted].
@@ -135,6 +138,9 @@ type RunError struct {
 	ErrorType      string         `json:"error_type,omitempty"`
 	ErrorID        string         `json:"error_id,omitempty"`
 	AdditionalData map[string]any `json:"additional_data,omitzero"`
+	// Error is the message again, under the key a workflow's WorkflowError
+	// carries it; set from Content when the event is encoded as one.
+	Error string `json:"error,omitempty"`
 }
 
 // EventName returns [EventRunError].
@@ -144,6 +150,9 @@ func (RunError) EventName() string { return EventRunError }
 func (e RunError) MarshalJSON() ([]byte, error) {
 	type wire RunError
 	index := e.stamp(e.EventName())
+	if e.Event == EventWorkflowError && e.Error == "" {
+		e.Error = e.Content
+	}
 	data, err := marshalJSON(wire(e))
 	return withIndex(data, err, index)
 }
@@ -170,6 +179,15 @@ func (e RunCancelled) MarshalJSON() ([]byte, error) {
 type RunPaused struct {
 	BaseEvent
 	Requirements []*Requirement `json:"requirements,omitzero"`
+
+	// A workflow's pause (WorkflowPaused): what it waits for, where, and
+	// what its steps produced so far.
+	Status           Status             `json:"status,omitempty"`
+	PausedStepIndex  *int               `json:"paused_step_index,omitempty"`
+	PausedStepName   string             `json:"paused_step_name,omitempty"`
+	PauseKind        string             `json:"pause_kind,omitempty"`
+	StepRequirements []*StepRequirement `json:"step_requirements,omitzero"`
+	StepResults      []*StepOutput      `json:"step_results,omitzero"`
 }
 
 // EventName returns [EventRunPaused].

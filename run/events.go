@@ -53,11 +53,18 @@ type BaseEvent struct {
 	SessionID   string `json:"session_id,omitempty"`
 
 	// Workflow step context, set when the agent runs inside a workflow.
+	// WorkflowID and WorkflowName alone (no agent_id or team_id) make the
+	// event a workflow's own: its run events go by their Workflow* names
+	// ([WorkflowEventName]).
 	WorkflowID    string `json:"workflow_id,omitempty"`
+	WorkflowName  string `json:"workflow_name,omitempty"`
 	WorkflowRunID string `json:"workflow_run_id,omitempty"`
 	StepID        string `json:"step_id,omitempty"`
+	ParentStepID  string `json:"parent_step_id,omitempty"`
 	StepName      string `json:"step_name,omitempty"`
-	StepIndex     *int   `json:"step_index,omitempty"`
+	// StepIndex is the step's position: an int at the top level, a list
+	// of ints for a step nested in another.
+	StepIndex any `json:"step_index,omitempty"`
 	// NestedDepth is 0 for a top-level run, 1 inside one nested workflow, etc.
 	NestedDepth int `json:"nested_depth"`
 
@@ -98,8 +105,14 @@ func (b *BaseEvent) stamp(name string) (index *int64) {
 // wireName is the name an event of type name goes by: its Team* name for
 // a team's own event.
 func (b *BaseEvent) wireName(name string) string {
-	if b.TeamID != "" && b.AgentID == "" {
+	if b.AgentID != "" {
+		return name
+	}
+	if b.TeamID != "" {
 		return TeamEventName(name)
+	}
+	if b.WorkflowID != "" {
+		return WorkflowEventName(name)
 	}
 	return name
 }
@@ -186,7 +199,12 @@ func DecodeEvent(data []byte) (Event, error) {
 	}
 	factory, known := eventFactories[name]
 	if !known && name != EventCustom && strings.HasPrefix(name, teamPrefix) {
-		if typed, ok := decodeTeamEvent(data, strings.TrimPrefix(name, teamPrefix)); ok {
+		if typed, ok := decodeOwnEvent(data, strings.TrimPrefix(name, teamPrefix), KindTeam); ok {
+			return typed, nil
+		}
+	}
+	if runName, ok := workflowRunNames[name]; ok && !known {
+		if typed, ok := decodeOwnEvent(data, runName, KindWorkflow); ok {
 			return typed, nil
 		}
 	}
@@ -208,19 +226,39 @@ func DecodeEvent(data []byte) (Event, error) {
 	return event, nil
 }
 
-// decodeTeamEvent decodes a team's own event to its agent event's type,
-// told apart by its team_id — when that type holds all of it: the typed
-// event must encode back to the same JSON. Anything else (an event written
-// by another implementation, with keys of its own) passes through as a
-// [GenericEvent].
-func decodeTeamEvent(data []byte, agentName string) (Event, bool) {
-	factory, ok := eventFactories[agentName]
+// workflowRunNames maps a workflow's own run event names back to the run
+// events' ([WorkflowEventName] undone; WorkflowStarted reads as RunStarted).
+var workflowRunNames = map[string]string{
+	EventWorkflowStarted:   EventRunStarted,
+	EventWorkflowCompleted: EventRunCompleted,
+	EventWorkflowError:     EventRunError,
+	EventWorkflowCancelled: EventRunCancelled,
+	EventWorkflowPaused:    EventRunPaused,
+}
+
+// decodeOwnEvent decodes a team's or a workflow's own event to its run
+// event's type, told apart by its team_id or workflow_id — when that type
+// holds all of it: the typed event must encode back to the same JSON.
+// Anything else (an event written by another implementation, with keys of
+// its own) passes through as a [GenericEvent].
+func decodeOwnEvent(data []byte, runName string, kind Kind) (Event, bool) {
+	factory, ok := eventFactories[runName]
 	if !ok {
 		return nil, false
 	}
 	event := factory()
-	if json.Unmarshal(data, event) != nil || event.Base().TeamID == "" || event.Base().AgentID != "" {
+	if json.Unmarshal(data, event) != nil || event.Base().AgentID != "" {
 		return nil, false
+	}
+	switch b := event.Base(); kind {
+	case KindTeam:
+		if b.TeamID == "" {
+			return nil, false
+		}
+	default:
+		if b.WorkflowID == "" || b.TeamID != "" {
+			return nil, false
+		}
 	}
 	encoded, err := EncodeEvent(event)
 	if err != nil {

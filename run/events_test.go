@@ -242,7 +242,7 @@ func TestBaseEventKeysFollowTheStruct(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []string{
 		"created_at", "event", "agent_id", "agent_name", "team_id", "team_name", "run_id", "parent_run_id", "session_id",
-		"workflow_id", "workflow_run_id", "step_id", "step_name", "step_index", "nested_depth",
+		"workflow_id", "workflow_name", "workflow_run_id", "step_id", "parent_step_id", "step_name", "step_index", "nested_depth",
 		"tools", "content", "event_index",
 	}, baseEventKeys)
 }

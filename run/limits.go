@@ -55,6 +55,9 @@ func Fail(ctx context.Context, out *Output, err error, consumerLeft bool) error 
 // RunCompleted, RunPaused, RunCancelled, or RunError with err and
 // errorType; nil for a status that is not final.
 func TerminalEvent(out *Output, err error, errorType string) Event {
+	if out.WorkflowID != "" && out.AgentID == "" && out.TeamID == "" {
+		return workflowTerminalEvent(out, err, errorType)
+	}
 	switch out.Status {
 	case StatusCompleted:
 		return &RunCompleted{Content: out.Content, ContentType: out.ContentType, ReasoningContent: out.ReasoningContent,
@@ -83,4 +86,22 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-timer.C:
 		return nil
 	}
+}
+
+// workflowTerminalEvent is a workflow run's final event, with its step
+// results (and, paused, what it waits for).
+func workflowTerminalEvent(out *Output, err error, errorType string) Event {
+	switch out.Status {
+	case StatusCompleted:
+		return &RunCompleted{Content: out.Content, ContentType: out.ContentType, Metadata: out.Metadata,
+			StepResults: out.StepResults, StepExecutorRuns: out.StepExecutorRuns}
+	case StatusPaused:
+		return &RunPaused{Status: StatusPaused, PausedStepIndex: out.PausedStepIndex, PausedStepName: out.PausedStepName,
+			PauseKind: out.PauseKind, StepRequirements: out.StepRequirements, StepResults: out.StepResults}
+	case StatusCancelled:
+		return &RunCancelled{Reason: "run cancelled"}
+	case StatusError:
+		return &RunError{Content: err.Error(), ErrorType: errorType}
+	}
+	return nil
 }

@@ -26,6 +26,8 @@ type Output struct {
 	UserID      string `json:"user_id,omitempty"`
 	// WorkflowStepID points at the workflow step output this run belongs to.
 	WorkflowStepID string `json:"workflow_step_id,omitempty"`
+	// WorkflowName names a workflow's run's workflow.
+	WorkflowName string `json:"workflow_name,omitempty"`
 
 	// Input.
 	Input *Input `json:"input,omitempty"`
@@ -71,6 +73,26 @@ type Output struct {
 	// MemberResponses are a team run's member runs, kept on it when the
 	// team's store_member_responses is on (each is also a row of its own).
 	MemberResponses []*Output `json:"member_responses,omitzero"`
+
+	// StepResults are a workflow run's step outputs, one per top-level
+	// step executed, in order (Agno's WorkflowRunOutput.step_results).
+	StepResults []*StepOutput `json:"step_results,omitzero"`
+	// StepExecutorRuns are the runs a workflow's steps started (agents,
+	// teams, nested workflows), each also a row of its own.
+	StepExecutorRuns []*Output `json:"step_executor_runs,omitzero"`
+	// StepRequirements are what a paused workflow waits for.
+	StepRequirements []*StepRequirement `json:"step_requirements,omitzero"`
+	// PausedStepIndex and PausedStepName name the top-level step a paused
+	// workflow waits at; PauseKind is "step" (a step's own review) or
+	// "executor" (a tool of the step's agent or team).
+	PausedStepIndex *int   `json:"paused_step_index,omitempty"`
+	PausedStepName  string `json:"paused_step_name,omitempty"`
+	PauseKind       string `json:"pause_kind,omitempty"`
+	// WorkflowProgress keeps, while a workflow waits inside a composite
+	// step (a Loop, a Condition, a Router, Steps), the outputs of the steps
+	// it completed there, by execution path, so continuing does not run
+	// them again.
+	WorkflowProgress map[string]*StepOutput `json:"workflow_progress,omitzero"`
 
 	// Events are the run's events, kept only when store_events is on.
 	Events EventList `json:"events,omitzero"`
@@ -121,7 +143,7 @@ func (b *BaseEvent) SetRunner(kind Kind, id, name string) {
 	case KindTeam:
 		b.TeamID, b.TeamName = id, name
 	case KindWorkflow:
-		b.WorkflowID = id
+		b.WorkflowID, b.WorkflowName = id, name
 	default:
 		b.AgentID, b.AgentName = id, name
 	}
@@ -134,7 +156,7 @@ func (o *Output) SetRunner(kind Kind, id, name string) {
 	case KindTeam:
 		o.TeamID, o.TeamName = id, name
 	case KindWorkflow:
-		o.WorkflowID = id
+		o.WorkflowID, o.WorkflowName = id, name
 	default:
 		o.AgentID, o.AgentName = id, name
 	}

@@ -59,6 +59,10 @@ type ContinueRequest struct {
 	Fork bool
 	// Input, when set, is appended as a new user message.
 	Input string
+	// StepRequirements resolve a paused workflow's requirements, matched
+	// by step_id: a confirmation, user input, a route selection, an output
+	// review, or the step's agent's own requirements.
+	StepRequirements []*StepRequirement
 }
 
 // Continuer is a [Runner] whose runs can be continued: human-in-the-loop

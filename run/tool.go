@@ -152,7 +152,14 @@ type UserInputField struct {
 	Description string `json:"description"`
 	// Value is nil until the user provides it.
 	Value any `json:"value"`
+	// Required and AllowedValues are a workflow step's (a tool's fields are
+	// all required): nil Required is true.
+	Required      *bool `json:"required,omitempty"`
+	AllowedValues []any `json:"allowed_values,omitzero"`
 }
+
+// IsRequired reports whether the field must have a value (the default).
+func (f UserInputField) IsRequired() bool { return f.Required == nil || *f.Required }
 
 // Check reports whether value fits the field's type: a string for "str", a
 // whole number for "int", a number for "float", true or false for "bool", a

@@ -116,6 +116,7 @@ func (r *Run) recordLocked(e run.Event) {
 	base.CreatedAt = r.host.cfg.Now().Unix()
 	base.AgentID, base.AgentName = r.out.AgentID, r.out.AgentName
 	base.TeamID, base.TeamName = r.out.TeamID, r.out.TeamName
+	base.WorkflowID, base.WorkflowName = r.out.WorkflowID, r.out.WorkflowName
 	base.RunID, base.SessionID, base.ParentRunID = r.out.RunID, r.out.SessionID, r.out.ParentRunID
 	if r.spec.StoreEvents {
 		r.mu.Lock()
