@@ -30,6 +30,8 @@ type component struct {
 var (
 	agentComponent = &component{kind: run.KindAgent, resource: "agents", param: "agent_id", notFound: "Agent not found"}
 	teamComponent  = &component{kind: run.KindTeam, resource: "teams", param: "team_id", notFound: "Team not found"}
+	// workflowComponent serves workflows under /workflows.
+	workflowComponent = &component{kind: run.KindWorkflow, resource: "workflows", param: "workflow_id", notFound: "Workflow not found"}
 )
 
 // kindOf is a runner's kind; a runner that names none is an agent.
@@ -83,20 +85,8 @@ func (o *OS) agentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /agents/{agent_id}", o.handleGet(agentComponent))
 	mux.HandleFunc("GET /teams", o.handleList(teamComponent))
 	mux.HandleFunc("GET /teams/{team_id}", o.handleGet(teamComponent))
-	// agnogo serves no workflows; clients list them too (the Agno chat UI
-	// does on every page load), and find none.
-	mux.HandleFunc("GET /workflows", o.handleListNone)
-	mux.HandleFunc("GET /workflows/{workflow_id}", notFound("Workflow not found"))
-}
-
-// handleListNone answers an empty list.
-func (o *OS) handleListNone(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, []any{})
-}
-
-// notFound answers 404 with detail.
-func notFound(detail string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, detail) }
+	mux.HandleFunc("GET /workflows", o.handleList(workflowComponent))
+	mux.HandleFunc("GET /workflows/{workflow_id}", o.handleGet(workflowComponent))
 }
 
 // handleList lists the runners of c's kind the caller may see, as a bare
@@ -148,8 +138,11 @@ func (o *OS) summaries(c *component) []map[string]any {
 // summary is a runner as its kind's listing shows it: a TeamResponse for
 // a team, an AgentResponse otherwise.
 func (o *OS) summary(r run.Runner) map[string]any {
-	if kindOf(r) == run.KindTeam {
+	switch kindOf(r) {
+	case run.KindTeam:
 		return o.teamSummary(r)
+	case run.KindWorkflow:
+		return o.workflowSummary(r)
 	}
 	return o.agentSummary(r)
 }

@@ -107,7 +107,7 @@ var (
 // apiRoutes is every route the server can mount, in the order the document
 // lists them: the system's, the same routes for agents and for teams, then
 // the rest.
-var apiRoutes = slices.Concat(systemAPIRoutes, componentAPIRoutes(agentAPI), componentAPIRoutes(teamAPI), otherAPIRoutes)
+var apiRoutes = slices.Concat(systemAPIRoutes, componentAPIRoutes(agentAPI), componentAPIRoutes(teamAPI), workflowAPIRoutes(), otherAPIRoutes)
 
 // systemAPIRoutes document the routes a client probes first.
 var systemAPIRoutes = []apiRoute{
@@ -187,7 +187,54 @@ var (
 			"TeamRunPaused — with its members' events in between under their own names (RunStarted … RunCompleted, with the " +
 			"member's agent_id and run_id and parent_run_id the team's run)",
 		createForm: []apiParam{{name: "monitor", typ: "boolean", def: true, description: "Accepted for compatibility with Agno; not used."}}}
+	workflowAPI = componentAPI{plural: "workflows", param: "workflow_id", one: "workflow", a: "a", tag: "Workflows", schema: "Workflow",
+		events: "WorkflowStarted, then for each step StepStarted … StepCompleted (Loop*, Parallel*, Condition*, Router* and Steps* " +
+			"events around composite steps), with the events of the steps' agents and teams in between under their own names " +
+			"(stamped with workflow_id, workflow_run_id, step_id, step_name, step_index), then WorkflowCompleted (content, " +
+			"step_results, step_executor_runs), WorkflowError, WorkflowCancelled or WorkflowPaused (step_requirements)",
+		createForm: []apiParam{
+			{name: "version", typ: "string", description: "Accepted for compatibility with Agno; agnogo's workflows have one version."},
+			{name: "factory_input", typ: "object", description: "Accepted for compatibility with Agno; not used."},
+		}}
 )
+
+// workflowAPIRoutes documents the workflow routes: an agent's run routes
+// with a workflow's continue form (step_requirements), and no
+// checkpoints or session forks.
+func workflowAPIRoutes() []apiRoute {
+	var out []apiRoute
+	for _, r := range componentAPIRoutes(workflowAPI) {
+		switch {
+		case strings.Contains(r.path, "/checkpoints"), strings.HasSuffix(r.path, "/fork"):
+			continue
+		case strings.HasSuffix(r.path, "/continue"):
+			r.summary = "Continue a paused workflow run"
+			r.description = "A form. Resolves the step requirements of a PAUSED workflow run and runs it on from the step it paused at, " +
+				"under the same run id. A step that waits for a confirmation takes confirmed true or false (false follows the step's " +
+				"on_reject); one that asks for input takes user_input (each field of its user_input_schema, of its field_type); a router " +
+				"that lets a person choose takes selected_choices; an output review takes confirmed, with rejection_feedback or " +
+				"edited_output; a step whose agent or team paused takes executor_requirements, each with confirmation and " +
+				"tool_execution.confirmed (or its result or user input) set."
+			r.form = []apiParam{
+				{name: "step_requirements", typ: "array", required: true, description: "JSON array of the run's step_requirements, resolved, matched by step_id."},
+				{name: "session_id", typ: "string", description: "The session the run belongs to."},
+				{name: "stream", typ: "boolean", def: true, description: "Answer with an SSE stream (true) or the finished run as JSON (false)."},
+				{name: "background", typ: "boolean", def: false, description: "Continue after the request ends (a run paused on the durable queue continues only this way)."},
+				{name: "user_id", typ: "string", description: "The user the run belongs to. Forced to the caller's own id under user isolation."},
+				{name: "factory_input", typ: "object", description: "Accepted for compatibility with Agno; not used."},
+			}
+			r.errors = []apiError{
+				{http.StatusBadRequest, "the form does not parse, a step requirement is left unresolved, or an answer is of the wrong type or names a route the step does not have; the detail says what to send"},
+				{http.StatusNotFound, "no such workflow, or no such run of it"},
+				{http.StatusConflict, "the run is not PAUSED (it ended, or was cancelled)"},
+				eValidation,
+				{http.StatusServiceUnavailable, "the server is shutting down"},
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
 
 // componentAPIRoutes documents the routes of a component kind.
 func componentAPIRoutes(c componentAPI) []apiRoute {
@@ -340,8 +387,11 @@ func componentAPIRoutes(c componentAPI) []apiRoute {
 
 // cancelled is the name of the event that ends a cancelled run's stream.
 func (c componentAPI) cancelled() string {
-	if c.one == "team" {
+	switch c.one {
+	case "team":
 		return "TeamRunCancelled"
+	case "workflow":
+		return "WorkflowCancelled"
 	}
 	return "RunCancelled"
 }
@@ -356,19 +406,6 @@ func (c componentAPI) memberRuns() string {
 
 // otherAPIRoutes document the routes after the agents' and teams'.
 var otherAPIRoutes = []apiRoute{
-	// Workflows: none are served; listed so clients that ask find none.
-	{
-		method: "GET", path: "/workflows", id: "list_workflows", tag: "Workflows",
-		summary: "List workflows (always empty: agnogo serves agents)",
-		ok:      apiResponse{status: 200, description: "An empty JSON array.", schema: "Empty", array: true},
-	},
-	{
-		method: "GET", path: "/workflows/{workflow_id}", id: "get_workflow", tag: "Workflows",
-		summary: "One workflow (none exist)",
-		ok:      apiResponse{status: 200, description: "Never: there are no workflows.", schema: "Empty"},
-		errors:  []apiError{{http.StatusNotFound, "always: there are no workflows"}},
-	},
-
 	// Databases.
 	{
 		method: "POST", path: "/databases/all/migrate", id: "migrate_all_databases", tag: "Database",
@@ -682,7 +719,7 @@ var apiSchemas = map[string]any{
 		"learning": map[string]any{"type": []string{"object", "null"}}, "knowledge": map[string]any{"type": "object"},
 		"evals": map[string]any{"type": []string{"object", "null"}}, "traces": map[string]any{"type": []string{"object", "null"}},
 		"agents": arrayOf(ref("Agent")),
-		"teams":  arrayOf(ref("Team")), "workflows": arrayOf(map[string]any{"type": "object"}),
+		"teams":  arrayOf(ref("Team")), "workflows": arrayOf(ref("Workflow")),
 		"interfaces": arrayOf(map[string]any{"type": "object"}),
 	}, "os_id", "agents"),
 	"Agent": obj("An agent as clients list it.", props{
@@ -693,6 +730,14 @@ var apiSchemas = map[string]any{
 		}),
 		"instructions": str("The agent's system instructions."),
 	}, "id", "name"),
+	"Workflow": obj("A workflow as clients list it (Agno's WorkflowResponse): steps that run agents, teams and functions in order.", props{
+		"id": str("The workflow id, used in paths."), "name": str("The display name."), "description": map[string]any{"type": []string{"string", "null"}, "description": "What the workflow does."},
+		"db_id":        map[string]any{"type": []string{"string", "null"}, "description": "The database holding the workflow's sessions."},
+		"input_schema": map[string]any{"type": []string{"object", "null"}, "description": "The JSON Schema a run's input must meet."},
+		"steps": arrayOf(map[string]any{"type": "object", "description": "A step dict: type (Function, Step, Steps, Loop, Parallel, Condition, Router), name, step_id, " +
+			"description, its agent_id, team_id or workflow_id, max_retries, skip_on_failure, human_review, and the steps inside a composite step."}),
+		"workflow_agent": map[string]any{"type": "boolean"}, "is_factory": map[string]any{"type": "boolean"}, "is_component": map[string]any{"type": "boolean"},
+	}, "id", "name", "steps"),
 	"Team": obj("A team as clients list it (Agno's TeamResponse): a leader model that delegates to its members.", props{
 		"id": str("The team id, used in paths."), "name": str("The display name."), "description": str("What the team does."),
 		"role":  str("The team's role, as a leader whose member it is sees it."),

@@ -19,7 +19,7 @@ func (o *OS) runRoutes(mux *http.ServeMux) { o.mountWith(mux, o.runEndpoints(), 
 // handlers for an agent's runs and a team's. Running, cancelling and
 // continuing work without a store; reads need one.
 func (o *OS) runEndpoints() []endpoint {
-	a, t := agentComponent, teamComponent
+	a, t, wf := agentComponent, teamComponent, workflowComponent
 	return []endpoint{
 		o.on(a, "POST /agents/{agent_id}/runs", "run", o.handleCreateRun),
 		o.on(a, "GET /agents/{agent_id}/runs", "read", o.handleListRuns),
@@ -38,6 +38,13 @@ func (o *OS) runEndpoints() []endpoint {
 		o.on(t, "POST /teams/{team_id}/runs/{run_id}/resume", "run", o.handleResumeRun),
 		o.on(t, "GET /teams/{team_id}/runs/{run_id}/checkpoints", "read", o.handleListCheckpoints),
 		o.on(t, "GET /teams/{team_id}/runs/{run_id}/checkpoints/{message_index}", "read", o.handleGetCheckpoint),
+
+		o.on(wf, "POST /workflows/{workflow_id}/runs", "run", o.handleCreateRun),
+		o.on(wf, "GET /workflows/{workflow_id}/runs", "read", o.handleListRuns),
+		o.on(wf, "GET /workflows/{workflow_id}/runs/{run_id}", "read", o.handleGetRun),
+		o.on(wf, "POST /workflows/{workflow_id}/runs/{run_id}/cancel", "run", o.handleCancelRun),
+		o.on(wf, "POST /workflows/{workflow_id}/runs/{run_id}/continue", "run", o.handleContinueRun),
+		o.on(wf, "POST /workflows/{workflow_id}/runs/{run_id}/resume", "run", o.handleResumeRun),
 	}
 }
 
@@ -63,8 +70,14 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request, runner run.
 	}
 	stream := f.boolean("stream", true)
 	background := f.boolean("background", false)
-	if kindOf(runner) == run.KindTeam {
+	switch kindOf(runner) {
+	case run.KindTeam:
 		f.boolean("monitor", true)
+	case run.KindWorkflow:
+		// Agno's versioned and factory-built workflows; agnogo's are
+		// declared, in one version.
+		f.str("version")
+		f.jsonObject("factory_input")
 	}
 	f.jsonObject("dependencies")
 	f.jsonInto("images", &in.Images, "a JSON array of images")
@@ -441,6 +454,10 @@ func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request, runner ru
 		Fork:         f.boolean("fork", false),
 	}
 	f.jsonInto("tools", &req.Tools, "a JSON array of tool executions")
+	if kindOf(runner) == run.KindWorkflow {
+		f.jsonInto("step_requirements", &req.StepRequirements, "a JSON array of step requirements, each resolved (confirmed, user_input, selected_choices or executor_requirements)")
+		f.jsonObject("factory_input")
+	}
 	stream := f.boolean("stream", true)
 	background := f.boolean("background", false)
 	if len(f.issues) > 0 {

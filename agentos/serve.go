@@ -190,6 +190,9 @@ func (o *OS) logStartup(ctx context.Context, addr string, extra []slog.Attr) {
 	if teams := o.runnersOf(teamComponent); len(teams) > 0 {
 		attrs = append(attrs, slog.String("teams", strings.Join(ids(teams), ",")))
 	}
+	if workflows := o.runnersOf(workflowComponent); len(workflows) > 0 {
+		attrs = append(attrs, slog.String("workflows", strings.Join(ids(workflows), ",")))
+	}
 	attrs = append(attrs, extra...)
 	attrs = append(attrs, slog.String("auth", o.authMode()), slog.String("version", o.cfg.Version))
 	o.log.LogAttrs(ctx, slog.LevelInfo, ListeningMessage, attrs...)

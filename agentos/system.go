@@ -56,6 +56,7 @@ func (o *OS) handleInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, infoResponse{
 		OSID: o.cfg.ID, Name: o.cfg.Name, OSVersion: o.cfg.Version, Version: o.cfg.Version,
 		AgentCount: len(o.runnersOf(agentComponent)), TeamCount: len(o.runnersOf(teamComponent)),
+		WorkflowCount: len(o.runnersOf(workflowComponent)),
 		MCP:      mcpInfo{Path: "/mcp"},
 		AuthMode: o.authMode(),
 	})
@@ -137,7 +138,7 @@ func (o *OS) handleConfig(w http.ResponseWriter, r *http.Request) {
 		"learning":  nil,
 		"knowledge": map[string]any{"dbs": []any{}, "knowledge_instances": []any{}},
 		"evals":     nil, "traces": nil,
-		"agents": o.summaries(agentComponent), "teams": o.summaries(teamComponent), "workflows": []any{}, "interfaces": []any{},
+		"agents": o.summaries(agentComponent), "teams": o.summaries(teamComponent), "workflows": o.summaries(workflowComponent), "interfaces": []any{},
 	})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -263,16 +264,19 @@ func collect(events iter.Seq2[agnorun.Event, error], runnerID string) (*agnorun.
 func outputOf(event agnorun.Event) *agnorun.Output {
 	base := event.Base()
 	output := &agnorun.Output{RunID: base.RunID, AgentID: base.AgentID, AgentName: base.AgentName, TeamID: base.TeamID,
-		TeamName: base.TeamName, SessionID: base.SessionID, ParentRunID: base.ParentRunID}
+		TeamName: base.TeamName, WorkflowID: base.WorkflowID, WorkflowName: base.WorkflowName, SessionID: base.SessionID,
+		ParentRunID: base.ParentRunID}
 	switch e := event.(type) {
 	case *agnorun.RunCompleted:
 		output.Status, output.Content, output.ContentType, output.Metrics = agnorun.StatusCompleted, e.Content, e.ContentType, e.Metrics
+		output.StepResults = e.StepResults
 	case *agnorun.RunError:
 		output.Status, output.Content = agnorun.StatusError, e.Content
 	case *agnorun.RunCancelled:
 		output.Status = agnorun.StatusCancelled
 	case *agnorun.RunPaused:
 		output.Status, output.Requirements = agnorun.StatusPaused, e.Requirements
+		output.StepRequirements, output.PausedStepName, output.PausedStepIndex = e.StepRequirements, e.PausedStepName, e.PausedStepIndex
 	default:
 		return nil
 	}
@@ -302,6 +306,9 @@ func (c *cli) report(output *agnorun.Output, runErr error, out io.Writer, opts r
 		}
 		return nil
 	case agnorun.StatusPaused:
+		if isWorkflowRun(output) {
+			return c.reportWorkflowPause(output, out, opts)
+		}
 		pending := output.ActiveRequirements()
 		if opts.content {
 			printRequirements(out, pending)
@@ -324,10 +331,56 @@ func (c *cli) report(output *agnorun.Output, runErr error, out io.Writer, opts r
 // runnerPath is the AgentOS path of the agent or team that ran output:
 // /agents/ID, or /teams/ID for a team's own run.
 func runnerPath(output *agnorun.Output) string {
-	if output.AgentID == "" && output.TeamID != "" {
+	switch {
+	case isWorkflowRun(output):
+		return "/workflows/" + output.WorkflowID
+	case output.AgentID == "" && output.TeamID != "":
 		return "/teams/" + output.TeamID
 	}
 	return "/agents/" + output.AgentID
+}
+
+// isWorkflowRun reports whether output is a workflow's own run.
+func isWorkflowRun(output *agnorun.Output) bool {
+	return output.WorkflowID != "" && output.AgentID == "" && output.TeamID == ""
+}
+
+// reportWorkflowPause prints what a paused workflow run waits for and
+// returns the error that says how to continue it.
+func (c *cli) reportWorkflowPause(output *agnorun.Output, out io.Writer, opts reportOptions) error {
+	if opts.content {
+		printStepRequirements(out, output.StepRequirements)
+	}
+	waiting := fmt.Sprintf("workflow run %s paused at step %s", output.RunID, output.PausedStepName)
+	if _, err := stepAnswers(output, true); err == nil {
+		return fmt.Errorf("%s; continue it with agnogo run --continue %s --approve (or --reject)", waiting, output.RunID)
+	}
+	return fmt.Errorf("%s; continue it through the AgentOS API (POST %s/runs/%s/continue with step_requirements)", waiting, runnerPath(output), output.RunID)
+}
+
+// printStepRequirements lists what a paused workflow waits for, one line
+// each.
+func printStepRequirements(out io.Writer, requirements []*agnorun.StepRequirement) {
+	for _, req := range requirements {
+		var what string
+		switch {
+		case req.RequiresExecutorInput:
+			what = fmt.Sprintf("step %s: its %s %s waits", req.StepName, req.ExecutorType, req.ExecutorID)
+			printRequirements(out, req.ExecutorRequirements)
+		case req.RequiresOutputReview:
+			what = fmt.Sprintf("review the output of step %s: %s", req.StepName, firstLine(req.StepOutput.ContentString()))
+		case req.RequiresRouteSelection:
+			what = fmt.Sprintf("choose a route of step %s from %s", req.StepName, strings.Join(req.AvailableChoices, ", "))
+		case req.RequiresUserInput && !req.RequiresConfirmation:
+			what = fmt.Sprintf("give input for step %s", req.StepName)
+		default:
+			what = fmt.Sprintf("confirm step %s", req.StepName)
+		}
+		if msg := cmp.Or(req.ConfirmationMessage, req.OutputReviewMessage, req.UserInputMessage); msg != "" {
+			what += " (" + msg + ")"
+		}
+		fmt.Fprintf(out, "paused: %s [step_id %s]\n", what, req.StepID)
+	}
 }
 
 // statusLine is the line printed on stderr after a completed run.

@@ -64,14 +64,17 @@ func (c *cli) continuePaused(cmd *cobra.Command, flags runFlags) error {
 	if err != nil {
 		return err
 	}
-	tools, err := confirmations(paused, flags.approve)
+	var tools []*agnorun.ToolExecution
+	var steps []*agnorun.StepRequirement
+	if isWorkflowRun(paused) {
+		steps, err = stepAnswers(paused, flags.approve)
+	} else {
+		tools, err = confirmations(paused, flags.approve)
+	}
 	if err != nil {
 		return err
 	}
 	runnerID := paused.RunnerID()
-	if paused.AgentID == "" && paused.TeamID == "" {
-		return fmt.Errorf("run %s is not the run of an agent or a team; continue it through the AgentOS API", runID)
-	}
 	runner, err := agentOS.Runner(runnerID)
 	if errors.Is(err, config.ErrUnknownAgent) {
 		return &usageError{err: fmt.Errorf("run %s belongs to %w", runID, err)}
@@ -92,7 +95,8 @@ func (c *cli) continuePaused(cmd *cobra.Command, flags runFlags) error {
 			runID, runnerPath(paused), runID)
 	}
 
-	req := &agnorun.ContinueRequest{RunID: runID, SessionID: flags.session, UserID: cmp.Or(flags.user, paused.UserID), Tools: tools}
+	req := &agnorun.ContinueRequest{RunID: runID, SessionID: flags.session, UserID: cmp.Or(flags.user, paused.UserID), Tools: tools,
+		StepRequirements: steps}
 	return c.present(ctx, cmd.OutOrStdout(), flags, runner.ID(), runExecution{
 		stream: func(ctx context.Context) iter.Seq2[agnorun.Event, error] { return continuer.Continue(ctx, req) },
 		collect: func(ctx context.Context) (*agnorun.Output, error) {
@@ -180,4 +184,40 @@ func (c *cli) parkedOnQueue(ctx context.Context, file *config.File, dbURL string
 	}
 	defer func() { _ = q.Shutdown(time.Second) }()
 	return q.Parked(ctx, runID, userID)
+}
+
+// stepAnswers answers every requirement a paused workflow run waits for
+// with approved: a step's confirmation, its output review, or the tool
+// confirmations of its agent or team. A run that waits for input or a
+// route cannot be continued from the command line.
+func stepAnswers(paused *agnorun.Output, approved bool) ([]*agnorun.StepRequirement, error) {
+	var answers []*agnorun.StepRequirement
+	for _, req := range paused.StepRequirements {
+		answer := *req
+		switch {
+		case req.RequiresExecutorInput:
+			answer.ExecutorRequirements = nil
+			for _, r := range req.ExecutorRequirements {
+				if !r.NeedsConfirmation() || r.ToolExecution == nil {
+					return nil, fmt.Errorf("run %s: step %s's %s waits to %s, which --approve and --reject do not give: continue it through the AgentOS API (POST %s/runs/%s/continue)",
+						paused.RunID, req.StepName, req.ExecutorType, requirementAction(r), runnerPath(paused), paused.RunID)
+				}
+				resolved := *r
+				te := *r.ToolExecution
+				te.Confirmed, resolved.Confirmation = &approved, &approved
+				resolved.ToolExecution = &te
+				answer.ExecutorRequirements = append(answer.ExecutorRequirements, &resolved)
+			}
+		case req.RequiresRouteSelection || (req.RequiresUserInput && !req.RequiresConfirmation):
+			return nil, fmt.Errorf("run %s: step %s waits for a route or input, which --approve and --reject do not give: continue it through the AgentOS API (POST %s/runs/%s/continue with step_requirements)",
+				paused.RunID, req.StepName, runnerPath(paused), paused.RunID)
+		default:
+			answer.Confirmed = &approved
+		}
+		answers = append(answers, &answer)
+	}
+	if len(answers) == 0 {
+		return nil, fmt.Errorf("run %s waits for nothing --approve or --reject can give", paused.RunID)
+	}
+	return answers, nil
 }

@@ -115,8 +115,38 @@ func (p *streamPrinter) print(event agnorun.Event) {
 		p.spinner.hide()
 		p.endLine()
 		printRequirements(p.out, e.Requirements)
+		printStepRequirements(p.out, e.StepRequirements)
+	case *agnorun.WorkflowEvent:
+		p.printStep(e)
 	case *agnorun.MemberEvent:
 		p.printMember(e.Event)
+	}
+}
+
+// printStep renders a workflow's step event: a line as each step starts,
+// fails or waits.
+func (p *streamPrinter) printStep(e *agnorun.WorkflowEvent) {
+	switch e.Name {
+	case agnorun.EventStepStarted:
+		p.endLine()
+		p.write(fmt.Sprintf("▸ step %s\n", e.StepName))
+		p.spinner.wait(e.StepName + " is working…")
+	case agnorun.EventStepError:
+		p.endLine()
+		p.write(fmt.Sprintf("✗ step %s failed: %s\n", e.StepName, firstLine(e.Error)))
+	case agnorun.EventConditionExecutionStarted:
+		if e.ConditionResult != nil {
+			p.endLine()
+			p.write(fmt.Sprintf("▸ condition %s: %t\n", e.StepName, *e.ConditionResult))
+		}
+	case agnorun.EventRouterExecutionStarted:
+		p.endLine()
+		p.write(fmt.Sprintf("▸ router %s chose %s\n", e.StepName, strings.Join(e.SelectedSteps, ", ")))
+	case agnorun.EventLoopIterationStarted:
+		if e.Iteration != nil {
+			p.endLine()
+			p.write(fmt.Sprintf("▸ loop %s: iteration %d\n", e.StepName, *e.Iteration))
+		}
 	}
 }
 
