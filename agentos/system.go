@@ -57,8 +57,8 @@ func (o *OS) handleInfo(w http.ResponseWriter, r *http.Request) {
 		OSID: o.cfg.ID, Name: o.cfg.Name, OSVersion: o.cfg.Version, Version: o.cfg.Version,
 		AgentCount: len(o.runnersOf(agentComponent)), TeamCount: len(o.runnersOf(teamComponent)),
 		WorkflowCount: len(o.runnersOf(workflowComponent)),
-		MCP:      mcpInfo{Path: "/mcp"},
-		AuthMode: o.authMode(),
+		MCP:           mcpInfo{Path: "/mcp"},
+		AuthMode:      o.authMode(),
 	})
 }
 
