@@ -16,6 +16,20 @@ const (
 	RunTypeWorkflow RunType = "workflow"
 )
 
+// RunTypeOf is the type of a run by who ran it: an agent's (a team
+// member's included), a team's own or a workflow's own run.
+func RunTypeOf(out *run.Output) RunType {
+	switch {
+	case out == nil || out.AgentID != "":
+		return RunTypeAgent
+	case out.TeamID != "":
+		return RunTypeTeam
+	case out.WorkflowID != "":
+		return RunTypeWorkflow
+	}
+	return RunTypeAgent
+}
+
 // RunRecord is one row of agno_runs: a run and the columns indexed beside it.
 type RunRecord struct {
 	// SessionID is the owning session; it must exist.

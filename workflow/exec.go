@@ -743,13 +743,7 @@ func (e *engine) follow(ctx context.Context, n *Node, p position, runner run.Run
 			final = ev
 		}
 		if e.w.streamExecutors() {
-			member := run.AsMember(ev)
-			b := member.Base()
-			if b.WorkflowRunID == "" {
-				b.WorkflowID, b.WorkflowRunID = e.out.WorkflowID, e.out.RunID
-				b.StepID, b.StepName, b.StepIndex = n.id, n.name, p.stepIndex()
-			}
-			e.r.Forward(member)
+			e.r.Forward(e.stamp(ev, n, p))
 		}
 	}
 	if ctx.Err() != nil {
@@ -766,6 +760,10 @@ func (e *engine) follow(ctx context.Context, n *Node, p position, runner run.Run
 	case *run.RunCancelled:
 		base.Success, base.Error = false, fmt.Sprintf("%s %s's run was cancelled", executorType(runner), runner.ID())
 	case *run.RunPaused:
+		if runner.Kind() == run.KindWorkflow {
+			base.Success, base.Error = false, fmt.Sprintf("workflow %s paused for a person, which a nested workflow cannot: put the review on step %s", runner.ID(), n.name)
+			break
+		}
 		base.IsPaused = true
 	default:
 		base.Success = false
@@ -776,6 +774,26 @@ func (e *engine) follow(ctx context.Context, n *Node, p position, runner run.Run
 		}
 	}
 	return base
+}
+
+// stamp marks an event of a step's child run with the step it belongs
+// to: an agent's or a team's event gets the workflow's and the step's ids;
+// one that has a workflow's already (a nested workflow's, or its agents')
+// is one level deeper.
+func (e *engine) stamp(ev run.Event, n *Node, p position) *run.MemberEvent {
+	member := run.AsMember(ev)
+	b := member.Base()
+	nestedOwn := b.WorkflowID != "" && b.AgentID == "" && b.TeamID == ""
+	if b.WorkflowRunID != "" || nestedOwn {
+		b.NestedDepth++
+		if b.ParentStepID == "" {
+			b.ParentStepID = n.id
+		}
+		return member
+	}
+	b.WorkflowID, b.WorkflowRunID = e.out.WorkflowID, e.out.RunID
+	b.StepID, b.StepName, b.StepIndex = n.id, n.name, p.stepIndex()
+	return member
 }
 
 // keepExecutorRun adds the child run, as stored, to step_executor_runs.

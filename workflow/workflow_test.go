@@ -113,10 +113,12 @@ func TestStepsRunInOrderAsChildRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, run.StatusCompleted, rec.Run.Status)
 	require.Equal(t, "pipeline", rec.Run.WorkflowID)
+	require.Equal(t, storage.RunTypeWorkflow, rec.RunType, "the run counts as a workflow run in the metrics")
 	require.Len(t, rec.Run.StepResults, 2)
 	child, err := store.GetRun(t.Context(), done.StepResults[0].StepRunID, "")
 	require.NoError(t, err)
 	require.Equal(t, done.RunID, child.Run.ParentRunID)
+	require.Equal(t, storage.RunTypeAgent, child.RunType)
 	session, err := store.GetSession(t.Context(), "s1", storage.GetSessionOptions{})
 	require.NoError(t, err)
 	require.Equal(t, storage.SessionTypeWorkflow, session.SessionType)
@@ -181,4 +183,47 @@ func TestConditionLoopParallelAndRouter(t *testing.T) {
 	require.Equal(t, "## a\n\nw(w(w(topic)))\n\n## b\n\nc(w(w(topic)))", fan.Content)
 	require.Len(t, byName["refine"].Steps, 2, "the loop ended when iteration >= 2")
 	require.Equal(t, "Router", byName["pick"].StepType)
+}
+
+func TestNestedWorkflowRunsAsAStep(t *testing.T) {
+	store := openStore(t)
+	writer := newEcho(t, "writer", "w", store)
+	inner, err := workflow.New("inner", workflow.WithStore(store), workflow.Step("write", writer))
+	require.NoError(t, err)
+	outer, err := workflow.New("outer", workflow.WithStore(store), workflow.Step("nested", inner),
+		workflow.Function("after", func(_ context.Context, in *workflow.StepInput) (*run.StepOutput, error) {
+			return &run.StepOutput{Content: "after " + in.PreviousContentString()}, nil
+		}))
+	require.NoError(t, err)
+	events := collect(t, outer.Stream(t.Context(), &run.Input{InputContent: "topic", SessionID: "s", PersistOnStart: true}))
+	done := final(t, events).(*run.RunCompleted)
+	require.Equal(t, "outer", done.Base().WorkflowID)
+	require.Equal(t, "after w(topic)", done.Content)
+	require.Equal(t, "workflow", done.StepResults[0].ExecutorType)
+	var innerOwn, innerAgent int
+	for _, e := range events {
+		m, ok := e.(*run.MemberEvent)
+		if !ok {
+			continue
+		}
+		b := m.Base()
+		switch {
+		case b.AgentID == "writer":
+			innerAgent++
+			require.Equal(t, "inner", b.WorkflowID, "the agent's events name the workflow that ran it")
+			require.Equal(t, 1, b.NestedDepth)
+		case b.WorkflowID == "inner":
+			innerOwn++
+			require.Equal(t, 1, b.NestedDepth)
+			require.NotEmpty(t, b.ParentStepID)
+		default:
+			t.Fatalf("a forwarded event of no one: %s %+v", run.NameOf(e), b)
+		}
+	}
+	require.Positive(t, innerOwn)
+	require.Positive(t, innerAgent)
+	child, err := store.GetRun(t.Context(), done.StepResults[0].StepRunID, "")
+	require.NoError(t, err)
+	require.Equal(t, "inner", child.Run.WorkflowID)
+	require.Equal(t, done.RunID, child.Run.ParentRunID)
 }

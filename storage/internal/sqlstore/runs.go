@@ -101,7 +101,7 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 		return nil, storage.Invalidf("run %s: unknown status %q", runID, rec.Run.Status)
 	}
 	if rec.RunType == "" {
-		rec.RunType = storage.RunTypeAgent
+		rec.RunType = storage.RunTypeOf(rec.Run)
 	}
 	runData, err := encodeJSON(rec.Run)
 	if err != nil {
