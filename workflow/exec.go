@@ -428,7 +428,9 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 	}
 	for {
 		if res == nil {
-			e.emit(event(run.EventStepStarted, n, p))
+			if e.r.Active() {
+				e.emit(event(run.EventStepStarted, n, p))
+			}
 			var err error
 			if res, err = e.execute(ctx, n, p, in, feedback, retries); err != nil {
 				return nil, err
@@ -515,9 +517,11 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 		return nil, nil // rejected: skipped
 	}
 	setRetries(res, -1)
-	ev := event(run.EventStepCompleted, n, p)
-	ev.Content, ev.ContentType, ev.StepResponse = res.Content, contentType(res.Content), res
-	e.emit(ev)
+	if e.r.Active() {
+		ev := event(run.EventStepCompleted, n, p)
+		ev.Content, ev.ContentType, ev.StepResponse = res.Content, contentType(res.Content), res
+		e.emit(ev)
+	}
 	return res, nil
 }
 
@@ -573,7 +577,7 @@ func (e *engine) failed(_ context.Context, n *Node, p position, res *run.StepOut
 // completed step's output comes from the journal.
 func (e *engine) execute(ctx context.Context, n *Node, p position, in *StepInput, feedback string, review int) (*run.StepOutput, error) {
 	key := p.path + "#" + strconv.Itoa(review)
-	data, err := e.step(ctx, "workflow step "+n.name, func(ctx context.Context) ([]byte, error) {
+	return e.journaled(ctx, "workflow step "+n.name, func(ctx context.Context) (*run.StepOutput, error) {
 		var res *run.StepOutput
 		for attempt := 0; ; attempt++ {
 			res = e.attempt(ctx, n, p, in, feedback, key+"."+strconv.Itoa(attempt))
@@ -581,8 +585,23 @@ func (e *engine) execute(ctx context.Context, n *Node, p position, in *StepInput
 				return nil, err
 			}
 			if res.Success || res.IsPaused || attempt >= n.maxRetries {
-				break
+				return res, nil
 			}
+		}
+	})
+}
+
+// journaled runs work as a journal step when the run has a journal (and
+// is not inside a Parallel branch, which is one step whole), its output
+// recorded as JSON; without one it is called directly.
+func (e *engine) journaled(ctx context.Context, name string, work func(ctx context.Context) (*run.StepOutput, error)) (*run.StepOutput, error) {
+	if e.journal == nil || e.branch {
+		return work(ctx)
+	}
+	data, err := e.journal.Step(ctx, name, func(ctx context.Context) ([]byte, error) {
+		res, err := work(ctx)
+		if err != nil {
+			return nil, err
 		}
 		return json.Marshal(res)
 	})
@@ -591,13 +610,13 @@ func (e *engine) execute(ctx context.Context, n *Node, p position, in *StepInput
 	}
 	var res run.StepOutput
 	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, fmt.Errorf("step %s: read its recorded output: %w", n.name, err)
+		return nil, fmt.Errorf("%s: read its recorded output: %w", name, err)
 	}
 	return &res, nil
 }
 
-// step runs fn as a journal step when the run has a journal (and is not
-// inside a Parallel branch, which is one step whole).
+// step runs fn as a journal step when the run has a journal (see
+// [engine.journaled]).
 func (e *engine) step(ctx context.Context, name string, fn run.StepFunc) ([]byte, error) {
 	if e.journal == nil || e.branch {
 		return fn(ctx)
@@ -678,23 +697,15 @@ func (e *engine) continueExecutor(ctx context.Context, n *Node, p position, paus
 			req.Tools = append(req.Tools, r.ToolExecution)
 		}
 	}
-	data, err := e.step(ctx, "workflow step "+n.name+" continued", func(ctx context.Context) ([]byte, error) {
+	return e.journaled(ctx, "workflow step "+n.name+" continued", func(ctx context.Context) (*run.StepOutput, error) {
 		base := &run.StepOutput{StepName: n.name, StepID: n.id, StepType: string(n.kind), Success: true,
 			ExecutorType: executorType(n.runner), ExecutorName: n.runner.Name()}
 		res := e.follow(run.WithJournal(ctx, nil), n, p, n.runner, paused.StepRunID, continuer.Continue(run.WithJournal(ctx, nil), req), base)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return json.Marshal(res)
+		return res, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	var res run.StepOutput
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, fmt.Errorf("step %s: read its recorded output: %w", n.name, err)
-	}
-	return &res, nil
 }
 
 // executorPause pauses the workflow for the requirements of a step's agent
@@ -742,7 +753,7 @@ func (e *engine) follow(ctx context.Context, n *Node, p position, runner run.Run
 		if _, ok := run.FinalStatus(ev); ok && ev.Base().RunID == childID {
 			final = ev
 		}
-		if e.w.streamExecutors() {
+		if e.w.streamExecutors() && e.r.Active() {
 			e.r.Forward(e.stamp(ev, n, p))
 		}
 	}
@@ -1241,42 +1252,52 @@ func (e *engine) parallel(ctx context.Context, n *Node, p position, in *StepInpu
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	slots := make(chan struct{}, n.maxConcurrency)
-	names := make([]string, len(n.children))
-	fns := make([]run.StepFunc, len(n.children))
 	branch := &engine{w: e.w, r: e.r, out: e.out, journal: e.journal, branch: true, mu: e.mu, answers: e.answers,
 		progress: e.progress, outputs: e.outputs, last: e.lastOutput(), state: e.state, loaded: true}
-	for i, child := range n.children {
-		names[i] = "workflow branch " + child.name
-		cp := p.child(i, "")
-		fns[i] = func(ctx context.Context) ([]byte, error) {
-			select {
-			case slots <- struct{}{}:
-				defer func() { <-slots }()
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			bin := *in
-			bin.AdditionalData = maps.Clone(in.AdditionalData)
-			res, err := branch.fork().run(ctx, child, cp, &bin)
-			if err != nil {
-				var pause *pauseError
-				if errors.As(err, &pause) {
-					err = fmt.Errorf("step %s inside parallel %s waits for a person, which a parallel branch cannot: give the review to the Parallel step itself", child.name, n.name)
-				}
-				return nil, err
-			}
-			return json.Marshal(res)
+	runBranch := func(ctx context.Context, i int) (*run.StepOutput, error) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
+		child := n.children[i]
+		bin := *in
+		bin.AdditionalData = maps.Clone(in.AdditionalData)
+		res, err := branch.fork().run(ctx, child, p.child(i, ""), &bin)
+		var pause *pauseError
+		if errors.As(err, &pause) {
+			err = fmt.Errorf("step %s inside parallel %s waits for a person, which a parallel branch cannot: give the review to the Parallel step itself", child.name, n.name)
+		}
+		return res, err
 	}
-	var results [][]byte
-	var errs []error
+	results, errs := make([]*run.StepOutput, len(n.children)), make([]error, len(n.children))
 	if e.journal != nil && !e.branch {
-		results, errs = e.journal.Steps(ctx, names, fns)
+		names := make([]string, len(n.children))
+		fns := make([]run.StepFunc, len(n.children))
+		for i, child := range n.children {
+			names[i] = "workflow branch " + child.name
+			fns[i] = func(ctx context.Context) ([]byte, error) {
+				res, err := runBranch(ctx, i)
+				if err != nil {
+					return nil, err
+				}
+				return json.Marshal(res)
+			}
+		}
+		recorded, failures := e.journal.Steps(ctx, names, fns)
+		for i, data := range recorded {
+			if errs[i] = failures[i]; errs[i] != nil {
+				continue
+			}
+			if err := json.Unmarshal(data, &results[i]); err != nil {
+				errs[i] = fmt.Errorf("read branch %s's recorded output: %w", n.children[i].name, err)
+			}
+		}
 	} else {
-		results, errs = make([][]byte, len(fns)), make([]error, len(fns))
 		var wg sync.WaitGroup
-		for i, fn := range fns {
-			wg.Go(func() { results[i], errs[i] = fn(ctx) })
+		for i := range n.children {
+			wg.Go(func() { results[i], errs[i] = runBranch(ctx, i) })
 		}
 		wg.Wait()
 	}
@@ -1287,11 +1308,7 @@ func (e *engine) parallel(ctx context.Context, n *Node, p position, in *StepInpu
 		return nil, fmt.Errorf("parallel %s: %w", n.name, err)
 	}
 	var outputs []*run.StepOutput
-	for i, data := range results {
-		var res *run.StepOutput
-		if err := json.Unmarshal(data, &res); err != nil {
-			return nil, fmt.Errorf("parallel %s: read branch %s's output: %w", n.name, n.children[i].name, err)
-		}
+	for _, res := range results {
 		if res != nil {
 			e.remember(res)
 			outputs = append(outputs, res)
