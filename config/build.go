@@ -21,10 +21,11 @@ import (
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
 	"github.com/agnogo/agnogo/team"
+	"github.com/agnogo/agnogo/workflow"
 )
 
-// ErrUnknownAgent is the error of [OS.Runner] when no agent or team has the
-// id. Match it with errors.Is.
+// ErrUnknownAgent is the error of [OS.Runner] when no agent, team or
+// workflow has the id. Match it with errors.Is.
 var ErrUnknownAgent = errors.New("unknown agent")
 
 // toolsError marks a toolkit or tool entry that could not be built, so
@@ -55,8 +56,8 @@ type BuildOptions struct {
 	Logger *slog.Logger
 }
 
-// OS is what a config file builds: the opened database, the agents and the teams,
-// ready to run. Close it when done.
+// OS is what a config file builds: the opened database, the agents, the
+// teams and the workflows, ready to run. Close it when done.
 type OS struct {
 	// Name is the AgentOS name.
 	Name string
@@ -75,6 +76,10 @@ type OS struct {
 	Teams map[string]*team.Team
 	// TeamIDs lists every configured team id in file order.
 	TeamIDs []string
+	// Workflows are the workflows by id (package workflow).
+	Workflows map[string]*workflow.Workflow
+	// WorkflowIDs lists every configured workflow id in file order.
+	WorkflowIDs []string
 	// Warnings are problems that do not stop the OS from starting but will
 	// fail some runs, such as a model without credentials; the file's own
 	// warnings come first.
@@ -107,9 +112,9 @@ type MissingCredential struct {
 	Agents []string
 }
 
-// Runner returns the agent or team with the given id; agents are native or
-// external. An unknown id returns an error wrapping [ErrUnknownAgent] that
-// lists the known ids.
+// Runner returns the agent, team or workflow with the given id; agents are
+// native or external. An unknown id returns an error wrapping
+// [ErrUnknownAgent] that lists the known ids.
 func (o *OS) Runner(id string) (run.Runner, error) {
 	if a, ok := o.Agents[id]; ok {
 		return a, nil
@@ -119,6 +124,13 @@ func (o *OS) Runner(id string) (run.Runner, error) {
 	}
 	if t, ok := o.Teams[id]; ok {
 		return t, nil
+	}
+	if w, ok := o.Workflows[id]; ok {
+		return w, nil
+	}
+	if len(o.WorkflowIDs) > 0 {
+		return nil, fmt.Errorf("%w, team or workflow %q; known agents: %s; teams: %s; workflows: %s", ErrUnknownAgent, id,
+			orNoneText(o.AgentIDs), orNoneText(o.TeamIDs), strings.Join(o.WorkflowIDs, ", "))
 	}
 	if len(o.TeamIDs) == 0 {
 		known := "no agents are configured"
@@ -130,11 +142,12 @@ func (o *OS) Runner(id string) (run.Runner, error) {
 	return nil, fmt.Errorf("%w or team %q; known agents: %s; teams: %s", ErrUnknownAgent, id, orNoneText(o.AgentIDs), strings.Join(o.TeamIDs, ", "))
 }
 
-// Runners returns every agent, in file order, then every team, in file
-// order: what [OS.Server] serves.
+// Runners returns every agent, in file order, then every team, then every
+// workflow, each in file order: what [OS.Server] serves.
 func (o *OS) Runners() []run.Runner {
-	runners := make([]run.Runner, 0, len(o.AgentIDs)+len(o.TeamIDs))
-	for _, id := range append(slices.Clone(o.AgentIDs), o.TeamIDs...) {
+	ids := slices.Concat(o.AgentIDs, o.TeamIDs, o.WorkflowIDs)
+	runners := make([]run.Runner, 0, len(ids))
+	for _, id := range ids {
 		if r, err := o.Runner(id); err == nil {
 			runners = append(runners, r)
 		}
@@ -165,8 +178,9 @@ func (o *OS) Close() error {
 }
 
 // Build opens the database and the media store, and builds every agent of
-// the file, then every team — each after the teams among its members, on
-// the same database as the agents.
+// the file, then every team — each after the teams among its members —
+// then every workflow — each after the workflows its steps run — on the
+// same database as the agents.
 //
 // The database is opened as it is: one with an older schema is refused with
 // an error naming `agnogo migrate`, and a new SQLite file is created. The
@@ -205,6 +219,7 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		Warnings:      slices.Clone(f.Warnings),
 		External:      map[string]*external.Agent{},
 		Teams:         map[string]*team.Team{},
+		Workflows:     map[string]*workflow.Workflow{},
 	}
 	if mediaWarning != "" {
 		built.Warnings = append(built.Warnings, mediaWarning)
@@ -276,6 +291,10 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		built.Agents[a.ID] = native
 	}
 	if err := f.buildTeams(built, store, opts, modelFor); err != nil {
+		_ = built.Close()
+		return nil, err
+	}
+	if err := f.buildWorkflows(built, store, opts); err != nil {
 		_ = built.Close()
 		return nil, err
 	}

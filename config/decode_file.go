@@ -17,7 +17,7 @@ import (
 var (
 	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "server",
 		"block_private_media_urls", "media_url_allow", "media_url_deny", "media_storage", "max_upload_bytes", "max_upload_bytes_per_type",
-		"models", "agents", "teams"}
+		"models", "agents", "teams", "workflows"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
 	authKeys  = []string{"security_key", "user_isolation", "jwt"}
 	jwtKeys   = []string{"verification_keys", "jwks_file", "algorithm", "audience", "verify_audience", "issuer", "leeway_seconds", "authorization", "admin_scope", "user_isolation"}
@@ -104,6 +104,8 @@ func (d *decoder) decodeFile(doc *yaml.Node) *File {
 			file.Agents = d.decodeAgents(f.value)
 		case "teams":
 			file.Teams = d.decodeTeams(f.value)
+		case "workflows":
+			file.Workflows = d.decodeWorkflows(f.value)
 		default:
 			d.unknownKey(f, "", fileKeys)
 		}

@@ -1,5 +1,6 @@
 // Package config reads the agnogo YAML configuration file and builds what it
-// describes: the database, the agents and the teams, ready to run.
+// describes: the database, the agents, the teams and the workflows, ready to
+// run.
 //
 //	file, err := config.Load("agnogo.yaml")   // or config.Default(os.Getenv) without a file
 //	if err != nil { … }                        // every problem, each naming its line
@@ -97,6 +98,23 @@
 // database, into [OS.Teams]; [OS.Runner] finds them and [OS.Server] serves
 // them after the agents. config/parity_test.go keeps team.Config and the
 // keys in step.
+//
+// # Workflows
+//
+// The workflows key lists workflows (package workflow): named steps that
+// run agents, teams and other workflows of the file by id (agent:, team:,
+// workflow:), grouped as steps, parallel, loop, condition and router
+// steps, with CEL expressions for conditions, loop ends and routes and a
+// human_review asking a person about a step. A step that is none or two of
+// the step types, a key its type does not take, a CEL expression that does
+// not compile, a step naming what the file does not have (or what is of
+// another kind), a workflow running itself (directly or through other
+// workflows) and an id shared with an agent or a team are each an [*Error]
+// naming the line. [File.Build] builds the workflows after the teams, a
+// workflow after the workflows its steps run, on the agents' database,
+// into [OS.Workflows]; [OS.Runner] finds them and [OS.Runners] lists them
+// after the teams. config/workflow_parity_test.go keeps workflow.Config,
+// workflow.HumanReview and run.UserInputField and the keys in step.
 //
 // # Media
 //

@@ -142,6 +142,8 @@ type File struct {
 	Agents []*Agent
 	// Teams are the teams, in file order (see [Team]).
 	Teams []*Team
+	// Workflows are the workflows, in file order (see [Workflow]).
+	Workflows []*Workflow
 	// Warnings are problems that do not stop the file from working, such
 	// as an auth.security_key that expanded to "".
 	Warnings []string

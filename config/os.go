@@ -34,7 +34,7 @@ type ServerOptions struct {
 
 // Server returns the configuration of the AgentOS HTTP server that serves
 // this OS: its name, database, media store, every agent (native and
-// external) in file order then every team, auth, CORS and the SSE write timeout. Pass it to
+// external) in file order then every team and every workflow, auth, CORS and the SSE write timeout. Pass it to
 // [agentos.New].
 //
 // The security key is auth.security_key, else $OS_SECURITY_KEY; auth.jwt

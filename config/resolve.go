@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// resolve checks what spans entries — agent and team ids, model
-// references, team members — and points each native agent and each team at
-// its model.
+// resolve checks what spans entries — agent, team and workflow ids, model
+// references, team members, what workflow steps run — and points each
+// native agent and each team at its model.
 func (d *decoder) resolve(file *File) {
 	firstLine := map[string]int{}
 	shorthands := map[string]*Model{}
@@ -31,6 +31,7 @@ func (d *decoder) resolve(file *File) {
 		}
 	}
 	d.resolveTeams(file, firstLine, shorthands)
+	d.resolveWorkflows(file, firstLine)
 }
 
 // resolveModel finds the model a native agent names: a key of the models

@@ -456,6 +456,9 @@ func (n *Node) prepare(workflowID, path string, seen map[string]string) error {
 	if n.maxRetries < 0 {
 		errs = append(errs, fmt.Errorf("max_retries %d must not be negative", n.maxRetries))
 	}
+	if leaf := n.kind == TypeStep || n.kind == TypeFunction; !leaf && (n.maxRetries != 0 || n.skipOnFailure || n.addHistory) {
+		errs = append(errs, fmt.Errorf("max_retries, skip_on_failure and add_workflow_history are for Step and Function steps, not a %s: set them on its steps", n.kind))
+	}
 	if n.review != nil {
 		if err := n.review.check(n.kind); err != nil {
 			errs = append(errs, err)
