@@ -84,6 +84,32 @@ func where(what string) string {
 	return "in " + what
 }
 
+// entryID reads the id of a list entry (an agent, a team, a workflow)
+// before its other keys, so that every other problem can name it: it
+// returns the id and the entry's name in messages — `kind "id"`, or what
+// (e.g. `teams[0]`) when it has none, which is reported.
+func (d *decoder) entryID(node *yaml.Node, fields []field, what, kind string) (id, named string) {
+	named = what
+	hasID := false
+	for _, f := range fields {
+		if f.name() != "id" {
+			continue
+		}
+		hasID = true
+		if id = d.str(f.value, label("id", what)); id != "" {
+			named = fmt.Sprintf("%s %q", kind, id)
+		}
+	}
+	if id == "" && deref(node).Kind == yaml.MappingNode {
+		if hasID {
+			d.errorf(node, "%s has an empty id; give it a unique name", named)
+		} else {
+			d.errorf(node, "%s has no id; add id: followed by a unique name", named)
+		}
+	}
+	return id, named
+}
+
 // fields returns a mapping's pairs in order, with `<<: *anchor` merges
 // applied (keys written in the mapping win), and reports duplicate keys. A
 // null value is an empty mapping; anything else but a mapping is reported.

@@ -122,27 +122,13 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 	a := &Agent{Type: TypeNative, Line: deref(node).Line}
 	fields := d.fields(node, fmt.Sprintf("agents[%d]", index))
 	what := fmt.Sprintf("agents[%d]", index)
-	hasID := false
+	a.ID, what = d.entryID(node, fields, what, "agent")
 	for _, f := range fields {
-		switch f.name() {
-		case "id":
-			hasID = true
-			if id := d.str(f.value, label("id", what)); id != "" {
-				a.ID = id
-				what = fmt.Sprintf("agent %q", id)
-			}
-		case "type":
+		if f.name() == "type" {
 			a.Type = d.oneOf(f.value, label("type", what), true, TypeNative, TypeClaude, TypeCodex)
 			if a.Type == "" {
 				a.Type = TypeNative
 			}
-		}
-	}
-	if a.ID == "" && deref(node).Kind == yaml.MappingNode {
-		if hasID {
-			d.errorf(node, "%s has an empty id; give it a unique name", what)
-		} else {
-			d.errorf(node, "%s has no id; add id: followed by a unique name", what)
 		}
 	}
 	var outputSchema, workspaceNode, thresholdNode, memoryModelNode, updateMemoryNode *yaml.Node

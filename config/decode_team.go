@@ -171,23 +171,7 @@ func (d *decoder) decodeTeam(node *yaml.Node, index int) *Team {
 	}
 	what := fmt.Sprintf("teams[%d]", index)
 	fields := d.fields(node, what)
-	hasID := false
-	for _, f := range fields {
-		if f.name() == "id" {
-			hasID = true
-			if id := d.str(f.value, label("id", what)); id != "" {
-				t.ID = id
-				what = fmt.Sprintf("team %q", id)
-			}
-		}
-	}
-	if t.ID == "" && deref(node).Kind == yaml.MappingNode {
-		if hasID {
-			d.errorf(node, "%s has an empty id; give it a unique name", what)
-		} else {
-			d.errorf(node, "%s has no id; add id: followed by a unique name", what)
-		}
-	}
+	t.ID, what = d.entryID(node, fields, what, "team")
 	var membersNode, outputSchema, workspaceNode, respondNode, allNode, iterationsNode, parallelNode *yaml.Node
 	for _, f := range fields {
 		keyWhat := label(f.name(), what)

@@ -181,23 +181,7 @@ func (d *decoder) decodeWorkflow(node *yaml.Node, index int) *Workflow {
 	}
 	what := fmt.Sprintf("workflows[%d]", index)
 	fields := d.fields(node, what)
-	hasID := false
-	for _, f := range fields {
-		if f.name() == "id" {
-			hasID = true
-			if id := d.str(f.value, label("id", what)); id != "" {
-				w.ID = id
-				what = fmt.Sprintf("workflow %q", id)
-			}
-		}
-	}
-	if w.ID == "" && deref(node).Kind == yaml.MappingNode {
-		if hasID {
-			d.errorf(node, "%s has an empty id; give it a unique name", what)
-		} else {
-			d.errorf(node, "%s has no id; add id: followed by a unique name", what)
-		}
-	}
+	w.ID, what = d.entryID(node, fields, what, "workflow")
 	scope := &stepScope{what: what, names: map[string]int{}}
 	var stepsNode *yaml.Node
 	for _, f := range fields {
