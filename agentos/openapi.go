@@ -406,6 +406,30 @@ func (c componentAPI) memberRuns() string {
 
 // otherAPIRoutes document the routes after the agents' and teams'.
 var otherAPIRoutes = []apiRoute{
+	// The workflows' WebSocket (websocket.go).
+	{
+		method: "GET", path: "/workflows/ws", id: "workflow_websocket", tag: "Workflows", open: true,
+		summary: "WebSocket: run, follow, reconnect to and continue workflow runs",
+		description: "Agno's workflow WebSocket. Each message, both ways, is a JSON text message of at most 1 MiB. The server sends " +
+			"{event: connected, requires_auth} first. The client sends {action: …}: authenticate {token} (the security key, or a JWT " +
+			"checked as the Authorization header is; answered authenticated or auth_error — every other action answers auth_required " +
+			"until then, unless the upgrade carried a valid Authorization header or the server has no authentication); ping (pong); " +
+			"start-workflow {workflow_id, message, session_id, user_id, session_state, metadata} (scope workflows:run; a background run, " +
+			"which goes on when the socket closes); reconnect {run_id, workflow_id, session_id, last_event_index} (the run's events after " +
+			"last_event_index: replay for a finished run, else catch_up then subscribed and the live events); continue-workflow " +
+			"{workflow_id, run_id, step_requirements, session_id} (a PAUSED run, as POST …/runs/{run_id}/continue). A run's events are " +
+			"sent one per message, each the JSON of its SSE frame with its event_index, up to WorkflowCompleted, WorkflowError, " +
+			"WorkflowCancelled or WorkflowPaused. A refused or malformed action answers {event: error, error} saying what to fix; the " +
+			"connection stays open. Under user isolation user_id is the caller's own, and another user's run is not found.",
+		ok: apiResponse{status: http.StatusSwitchingProtocols, description: "Switching to the WebSocket protocol."},
+		errors: []apiError{
+			{http.StatusBadRequest, "the WebSocket handshake is malformed"},
+			{http.StatusForbidden, "the Origin is not an allowed browser origin (the CORS origins)"},
+			{http.StatusUpgradeRequired, "the request is not a WebSocket upgrade"},
+			{http.StatusServiceUnavailable, "the server is shutting down"},
+		},
+	},
+
 	// Databases.
 	{
 		method: "POST", path: "/databases/all/migrate", id: "migrate_all_databases", tag: "Database",

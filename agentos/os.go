@@ -190,6 +190,7 @@ func New(cfg Config) (*OS, error) {
 	o.systemRoutes(mux)
 	o.agentRoutes(mux)
 	o.runRoutes(mux)
+	o.websocketRoutes(mux)
 	o.sessionRoutes(mux)
 	o.memoryRoutes(mux)
 	o.metricsRoutes(mux)
@@ -247,7 +248,10 @@ func (o *OS) track(runID string, r *inflightRun) (func(), bool) {
 	o.wg.Add(1)
 	return func() {
 		o.mu.Lock()
-		delete(o.inflight, runID)
+		if o.inflight[runID] == r {
+			// A continuation of the run tracked since is not this one's.
+			delete(o.inflight, runID)
+		}
 		o.mu.Unlock()
 		o.wg.Done()
 	}, true

@@ -365,6 +365,13 @@ func TestDurableWorkflowPausedAcrossARestart(t *testing.T) {
 	require.NoError(t, q.Shutdown(5*time.Second))
 
 	second, _ := workflowReplica(t, path, "b", build)
+	// The new server's queue takes the stopped server's workflow over and
+	// parks it again.
+	poll(t, 60*time.Second, 20*time.Millisecond, func() bool {
+		resp := second.get(t, "/queue/jobs/"+runID)
+		job := decode[map[string]any](t, resp)
+		return job["status"] == "paused" && job["executor_id"] == "b"
+	}, "replica b parks the workflow")
 	req := paused["step_requirements"].([]any)[0].(map[string]any)
 	req["confirmed"] = true
 	answer, err := json.Marshal([]any{req})
