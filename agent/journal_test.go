@@ -25,6 +25,7 @@ func TestJournaledRunDoesNotRepeatCompletedSteps(t *testing.T) {
 	charge, err := tool.New(tool.Config{Name: "charge"}, func(ctx context.Context, _ struct{}) (string, error) {
 		charges.Add(1)
 		keys = append(keys, run.StepKey(ctx))
+		tool.AddImages(ctx, run.Image{ID: "receipt", MimeType: "image/png", Content: []byte("png")})
 		return "charged", nil
 	})
 	require.NoError(t, err)
@@ -50,6 +51,8 @@ func TestJournaledRunDoesNotRepeatCompletedSteps(t *testing.T) {
 	require.Equal(t, []string{"r1:2"}, keys, "the tool saw its step's idempotency key")
 	require.Len(t, b.model.Requests(), 3, "model calls: the first, the crashed one, the one after restart")
 	require.Equal(t, "charged", *out.Tools[0].Result, "the replayed tool result is on the run")
+	require.Len(t, out.Images, 1, "the image the tool call added is kept with its journaled result")
+	require.Equal(t, "receipt", out.Images[0].ID)
 }
 
 // TestToolsGetAnIdempotencyKeyWithoutAJournal: outside the durable queue a

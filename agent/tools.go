@@ -34,6 +34,7 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 		// The child runs a call ran (a team's members) count in the run's
 		// metrics, replayed calls included.
 		st.out.Metrics.AddRun(outcome.ChildMetrics)
+		st.out.Images = append(st.out.Images, outcome.Images...)
 		if outcome.Child != nil {
 			// The call waits on a child run that waits for a person: the
 			// run shows the child's requirements.

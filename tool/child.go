@@ -39,6 +39,7 @@ type children struct {
 	mu      sync.Mutex
 	runID   string
 	metrics *run.RunMetrics
+	images  []run.Image
 }
 
 // withChildren returns ctx with a fresh record of child runs for the call
@@ -65,6 +66,7 @@ func (c *children) record(o *Outcome) {
 		o.Execution.ChildRunID = c.runID
 	}
 	o.ChildMetrics = c.metrics
+	o.Images = c.images
 }
 
 // SetChildRunID records, from inside a tool's call, the child run the call
@@ -94,6 +96,20 @@ func AddChildMetrics(ctx context.Context, m *run.RunMetrics) {
 		c.metrics = &run.RunMetrics{}
 	}
 	c.metrics.AddRun(m)
+}
+
+// AddImages records, from inside a tool's call, images the call produced
+// (an MCP server's image content, say): the caller adds them to its run's
+// images ([Outcome.Images]), and a journal keeps them with the call.
+// Outside a call it does nothing.
+func AddImages(ctx context.Context, images ...run.Image) {
+	c, ok := ctx.Value(childKey{}).(*children)
+	if !ok || len(images) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.images = append(c.images, images...)
 }
 
 // Resumer is a [Tool] whose calls can wait on a child run ([ChildPause]):

@@ -74,6 +74,9 @@ type Outcome struct {
 	// ChildMetrics are the metrics of the child runs the call ran
 	// ([AddChildMetrics]), for the caller to add to its run's.
 	ChildMetrics *run.RunMetrics
+	// Images are the images the call produced ([AddImages]), for the
+	// caller to add to its run's.
+	Images []run.Image
 	// Counted reports whether the call counts against the tool_call_limit:
 	// every call of a known tool not refused by the limit, paused ones
 	// included, as in Agno. Add the counted outcomes to
@@ -218,6 +221,7 @@ type journaledCall struct {
 	Child         *ChildPause          `json:"child,omitempty"`
 	ChildRunID    string               `json:"child_run_id,omitempty"`
 	ChildMetrics  *run.RunMetrics      `json:"child_metrics,omitempty"`
+	Images        []run.Image          `json:"images,omitempty"`
 }
 
 // executeJournaled runs the jobs as one batch of journaled steps and fills
@@ -240,7 +244,7 @@ func executeJournaled(ctx context.Context, journal run.Journal, outcomes []Outco
 				return nil, err
 			}
 			record := journaledCall{Result: probe.Execution.Result, ToolCallError: probe.Execution.ToolCallError, Metrics: probe.Execution.Metrics, Child: probe.Child,
-				ChildRunID: probe.Execution.ChildRunID, ChildMetrics: probe.ChildMetrics}
+				ChildRunID: probe.Execution.ChildRunID, ChildMetrics: probe.ChildMetrics, Images: probe.Images}
 			if probe.Err != nil {
 				record.Error = probe.Err.Error()
 			}
@@ -260,7 +264,7 @@ func executeJournaled(ctx context.Context, journal run.Journal, outcomes []Outco
 			continue
 		}
 		out.Execution.Result, out.Execution.ToolCallError, out.Execution.Metrics = record.Result, record.ToolCallError, record.Metrics
-		out.Execution.ChildRunID, out.ChildMetrics = record.ChildRunID, record.ChildMetrics
+		out.Execution.ChildRunID, out.ChildMetrics, out.Images = record.ChildRunID, record.ChildMetrics, record.Images
 		if record.Child != nil {
 			out.Child, out.Execution.ChildRunID = record.Child, record.Child.RunID
 		}
