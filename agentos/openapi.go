@@ -718,7 +718,8 @@ var apiSchemas = map[string]any{
 		"agent_count":  integer("How many agents it serves."), "team_count": integer("How many teams it serves."),
 		"workflow_count": integer("How many workflows it serves."),
 		"mcp": obj("Whether the server serves MCP, and where.", props{
-			"enabled": map[string]any{"type": "boolean"}, "path": str("The MCP route."), "oauth": map[string]any{"type": "boolean"},
+			"enabled": map[string]any{"type": "boolean"}, "path": map[string]any{"type": []string{"string", "null"}, "description": "The MCP route; null when MCP is not served."},
+			"oauth": map[string]any{"type": []string{"object", "null"}, "description": "Always null: MCP clients authenticate with the REST bearer."},
 		}),
 		"auth_mode": map[string]any{"type": "string", "enum": []string{"none", "security_key", "jwt"}},
 	}, "os_id", "name", "os_version", "auth_mode"),

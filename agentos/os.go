@@ -43,6 +43,9 @@ type Config struct {
 	CORSAllowedOrigins []string
 	// Version is reported by /info. Defaults to "dev".
 	Version string
+	// MCPServer, when enabled, serves the AgentOS's actions as MCP tools at
+	// /mcp (see [MCPServerConfig]). Defaults to nil: /mcp answers 503.
+	MCPServer *MCPServerConfig
 	// Queue, when set, runs background runs (background=true) durably: they
 	// survive a crash or restart of the server, the runs of one session
 	// execute in submission order, and Idempotency-Key is honoured. Without
@@ -151,6 +154,11 @@ func New(cfg Config) (*OS, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.MCPServer != nil {
+		if err := cfg.MCPServer.check(); err != nil {
+			return nil, fmt.Errorf("agentos: %w", err)
+		}
+	}
 	if q, ok := cfg.Queue.(*durable.Queue); ok && q == nil {
 		cfg.Queue = nil // no queue, passed as a typed nil
 	}
@@ -197,7 +205,8 @@ func New(cfg Config) (*OS, error) {
 	o.databaseRoutes(mux)
 	o.queueRoutes(mux)
 	o.docsRoutes(mux)
-	disabledRoutes(mux)
+	o.mcpRoutes(mux)
+	disabledRoutes(mux, o.mcpEnabled())
 	o.handler = o.withCORS(o.withAuth(o.withCleanText(withJSONUnrouted(mux))))
 	o.handler = o.withSSEWriteTimeout(o.handler)
 	o.handler = o.withAccessLog(withoutTrailingSlash(o.handler))

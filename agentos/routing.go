@@ -107,8 +107,11 @@ func disabledDetail(tag string) string {
 
 // disabledRoutes mounts a 503 stub on every method and sub-path of each
 // disabled feature whose path no other route serves.
-func disabledRoutes(mux *http.ServeMux) {
+func disabledRoutes(mux *http.ServeMux, mcpServed bool) {
 	for _, f := range disabledFeatures {
+		if f.tag == "MCP" && mcpServed {
+			continue
+		}
 		detail := disabledDetail(f.tag)
 		stub := func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, http.StatusServiceUnavailable, detail)

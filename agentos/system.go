@@ -45,11 +45,22 @@ type infoResponse struct {
 	AuthMode      string  `json:"auth_mode"`
 }
 
-// mcpInfo is /info's mcp: whether the server serves MCP, and where.
+// mcpInfo is /info's mcp: whether the server serves MCP, where (null when
+// it does not), and its OAuth (always null: MCP clients use the REST
+// bearer).
 type mcpInfo struct {
-	Enabled bool   `json:"enabled"`
-	Path    string `json:"path"`
-	OAuth   bool   `json:"oauth"`
+	Enabled bool    `json:"enabled"`
+	Path    *string `json:"path"`
+	OAuth   any     `json:"oauth"`
+}
+
+// mcpInfo is what /info says of the MCP server.
+func (o *OS) mcpInfo() mcpInfo {
+	if !o.mcpEnabled() {
+		return mcpInfo{}
+	}
+	path := mcpPath
+	return mcpInfo{Enabled: true, Path: &path}
 }
 
 func (o *OS) handleInfo(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +68,7 @@ func (o *OS) handleInfo(w http.ResponseWriter, r *http.Request) {
 		OSID: o.cfg.ID, Name: o.cfg.Name, OSVersion: o.cfg.Version, Version: o.cfg.Version,
 		AgentCount: len(o.runnersOf(agentComponent)), TeamCount: len(o.runnersOf(teamComponent)),
 		WorkflowCount: len(o.runnersOf(workflowComponent)),
-		MCP:           mcpInfo{Path: "/mcp"},
+		MCP:           o.mcpInfo(),
 		AuthMode:      o.authMode(),
 	})
 }
