@@ -21,6 +21,7 @@ import (
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
 	"github.com/agnogo/agnogo/team"
+	"github.com/agnogo/agnogo/tools/mcp"
 	"github.com/agnogo/agnogo/workflow"
 )
 
@@ -95,9 +96,10 @@ type OS struct {
 	// directory, or the store's URL without its parameters.
 	MediaLocation string
 
-	dbURL string
-	queue *durable.Queue
-	redis io.Closer // the queue's Redis client, when it has one
+	dbURL      string
+	queue      *durable.Queue
+	redis      io.Closer                  // the queue's Redis client, when it has one
+	mcpServers map[*MCPServer]*mcp.Server // the native agents' MCP servers
 }
 
 // MissingCredential is a model built without credentials: its agents' runs
@@ -155,13 +157,18 @@ func (o *OS) Runners() []run.Runner {
 	return runners
 }
 
-// Close stops the durable queue, if one was started, and closes the media
-// store and the database — after the queue, whose runs read both.
+// Close stops the durable queue, if one was started, closes the native
+// agents' MCP servers (stopping the processes of stdio ones), and closes the
+// media store and the database — after the queue, whose runs use them all.
 func (o *OS) Close() error {
 	var errs []error
 	if o.queue != nil {
 		errs = append(errs, o.queue.Shutdown(time.Duration(o.File.Queue.StopTimeoutSeconds)*time.Second))
 		o.queue = nil
+	}
+	if o.mcpServers != nil {
+		errs = append(errs, closeMCP(o.mcpServers))
+		o.mcpServers = nil
 	}
 	if o.redis != nil {
 		errs = append(errs, o.redis.Close())
@@ -191,6 +198,12 @@ func (o *OS) Close() error {
 // those agents fails with an authentication error naming it. External agents are
 // built without starting their CLI: a missing binary fails their runs, not
 // Build.
+//
+// The MCP servers of native agents (mcp_servers) are connected, all at once,
+// before the agents are built: a stdio server's command is started, and one
+// that cannot be reached is an [*Error] at its line naming the server and
+// the agent. Each entry is connected once per Build and closed by
+// [OS.Close].
 func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -223,6 +236,10 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 	}
 	if mediaWarning != "" {
 		built.Warnings = append(built.Warnings, mediaWarning)
+	}
+	if built.mcpServers, err = f.connectMCP(ctx, opts); err != nil {
+		_ = built.Close()
+		return nil, err
 	}
 	models := map[*Model]model.Model{}
 	missing := map[*Model]int{} // index in built.MissingCredentials
@@ -278,7 +295,7 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 				return nil, f.errorAt(cmp.Or(a.ResolvedMemoryModel.Line, a.memoryModelLine), a, err)
 			}
 		}
-		native, err := f.buildAgent(a, m, memoryModel, store, mediaStore, opts)
+		native, err := f.buildAgent(a, m, memoryModel, store, mediaStore, opts, built.mcpServers)
 		if err != nil {
 			_ = built.Close()
 			line := a.Line
@@ -310,9 +327,14 @@ func (f *File) errorAt(line int, a *Agent, err error) error {
 }
 
 // buildAgent builds one native agent.
-func (f *File) buildAgent(a *Agent, m, memoryModel model.Model, store dburl.Store, mediaStore media.Store, opts BuildOptions) (*agent.Agent, error) {
+// Its MCP servers' tools (mcp_servers) come from connected.
+func (f *File) buildAgent(a *Agent, m, memoryModel model.Model, store dburl.Store, mediaStore media.Store, opts BuildOptions,
+	connected map[*MCPServer]*mcp.Server) (*agent.Agent, error) {
 	cfg, err := f.agentConfig(a, m, memoryModel, store, mediaStore, opts)
 	if err != nil {
+		return nil, err
+	}
+	if cfg.Tools, err = addMCPTools(a, cfg.Tools, connected); err != nil {
 		return nil, err
 	}
 	return agent.New(cfg)

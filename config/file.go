@@ -410,6 +410,10 @@ type Agent struct {
 	MemoryModel string
 	// ResolvedMemoryModel is the model MemoryModel names; nil without one.
 	ResolvedMemoryModel *Model
+	// MCP are a native agent's MCP servers (mcp_servers), in file order:
+	// [File.Build] connects each and gives the agent its tools. Defaults to
+	// nil. (A claude agent's mcp_servers are MCPServers.)
+	MCP []*MCPServer
 
 	// Description says what an external agent is for. Defaults to "".
 	Description string
