@@ -15,7 +15,7 @@ import (
 
 // The keys each mapping knows, in the order the documentation lists them.
 var (
-	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "server",
+	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "server", "mcp_server",
 		"block_private_media_urls", "media_url_allow", "media_url_deny", "media_storage", "max_upload_bytes", "max_upload_bytes_per_type",
 		"models", "agents", "teams", "workflows"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
@@ -24,6 +24,10 @@ var (
 	modelKeys = []string{"provider", "id", "base_url", "api_key", "api", "temperature", "max_tokens", "prices"}
 	priceKeys = []string{"input", "output", "cache_read", "cache_write"}
 )
+
+// mcpEndpointKeys are the keys of the mcp_server mapping, in the
+// documentation's order.
+var mcpEndpointKeys = []string{"enabled", "include_tags", "exclude_tags", "result_mode", "allowed_origins"}
 
 // serverKeys are the keys of the server mapping, in the documentation's
 // order.
@@ -78,6 +82,8 @@ func (d *decoder) decodeFile(doc *yaml.Node) *File {
 			file.CORSAllowedOrigins = d.origins(f.value)
 		case "server":
 			d.decodeServer(f.value, &file.Server)
+		case "mcp_server":
+			file.MCPServer = d.decodeMCPEndpoint(f.value)
 		case "block_private_media_urls":
 			file.BlockPrivateMediaURLs = d.boolean(f.value, "block_private_media_urls")
 		case "media_url_allow", "media_url_deny":
@@ -210,6 +216,40 @@ func (d *decoder) decodeServer(node *yaml.Node, server *Server) {
 			d.unknownKey(f, "server", serverKeys)
 		}
 	}
+}
+
+// decodeMCPEndpoint reads mcp_server, the AgentOS MCP server at /mcp.
+func (d *decoder) decodeMCPEndpoint(node *yaml.Node) *MCPEndpoint {
+	if isNull(node) {
+		return nil
+	}
+	m := &MCPEndpoint{ResultMode: "trimmed"}
+	for _, f := range d.fields(node, "mcp_server") {
+		what := label(f.name(), "mcp_server")
+		switch f.name() {
+		case "enabled":
+			m.Enabled = d.boolean(f.value, what)
+		case "include_tags", "exclude_tags":
+			tags := d.strings(f.value, what)
+			for _, tag := range tags {
+				if tag != "core" && tag != "session" {
+					d.errorf(f.value, "%s: tag %q is not one of core, session", what, tag)
+				}
+			}
+			if f.name() == "include_tags" {
+				m.IncludeTags = tags
+			} else {
+				m.ExcludeTags = tags
+			}
+		case "result_mode":
+			m.ResultMode = d.oneOf(f.value, what, false, "trimmed", "full")
+		case "allowed_origins":
+			m.AllowedOrigins = d.origins(f.value)
+		default:
+			d.unknownKey(f, "mcp_server", mcpEndpointKeys)
+		}
+	}
+	return m
 }
 
 func (d *decoder) decodeAuth(node *yaml.Node, file *File) *Auth {

@@ -103,6 +103,9 @@ type File struct {
 	Server Server
 	// Auth protects the HTTP API. Nil when the file has no auth key.
 	Auth *Auth
+	// MCPServer configures the AgentOS MCP server at /mcp. Nil when the
+	// file has no mcp_server key: /mcp answers 503.
+	MCPServer *MCPEndpoint
 	// CORSAllowedOrigins are the browser origins the HTTP API answers
 	// (scheme://host[:port], or "*" for any). Defaults to nil: AgentOS's
 	// own list (http://localhost:3000 and Agno's hosted UIs); a list
@@ -530,4 +533,20 @@ func (f *File) MediaURLPolicy() *urlpolicy.Policy {
 		return nil
 	}
 	return &urlpolicy.Policy{BlockPrivate: f.BlockPrivateMediaURLs, Allow: f.MediaURLAllow, Deny: f.MediaURLDeny}
+}
+
+// MCPEndpoint is the file's mcp_server: the AgentOS's actions served as
+// MCP tools at /mcp (see agentos.MCPServerConfig).
+type MCPEndpoint struct {
+	// Enabled serves /mcp. Defaults to false.
+	Enabled bool
+	// IncludeTags and ExcludeTags choose the built-in tools by tag (core,
+	// session). Defaults to all.
+	IncludeTags []string
+	ExcludeTags []string
+	// ResultMode is trimmed (the default) or full.
+	ResultMode string
+	// AllowedOrigins are the browser origins allowed. Defaults to the CORS
+	// origins (localhost only when the server has no auth).
+	AllowedOrigins []string
 }

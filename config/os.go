@@ -59,6 +59,10 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 	cfg.Runners = o.Runners()
 	if f := o.File; f != nil {
 		cfg.CORSAllowedOrigins = f.CORSAllowedOrigins
+		if m := f.MCPServer; m != nil {
+			cfg.MCPServer = &agentos.MCPServerConfig{Enabled: m.Enabled, IncludeTags: m.IncludeTags, ExcludeTags: m.ExcludeTags,
+				ResultMode: m.ResultMode, AllowedOrigins: m.AllowedOrigins}
+		}
 		if f.Auth != nil {
 			cfg.Auth.SecurityKey = f.Auth.SecurityKey
 			cfg.Auth.UserIsolation = f.Auth.UserIsolation
