@@ -55,6 +55,10 @@ func testServer(headers *atomic.Value) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "stats", Description: "Structured only."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, map[string]int, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{}}, map[string]int{"files": 3}, nil
 	})
+	sdk.AddTool(s, &sdk.Tool{Name: "crash", Description: "Kills the server."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		os.Exit(3) // a server killed mid-call
+		return nil, nil, nil
+	})
 	sdk.AddTool(s, &sdk.Tool{Name: "picture", Description: "Returns an image and a resource."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.ImageContent{Data: []byte("png-bytes"), MIMEType: "image/png"},
@@ -101,7 +105,7 @@ func find(t *testing.T, tools []tool.Tool, name string) tool.Tool {
 
 func TestStdioServerToolsAreAgentTools(t *testing.T) {
 	s, err := mcp.Connect(t.Context(), mcp.Config{Name: "local", Command: os.Args[0], Env: map[string]string{serverEnv: "1"},
-		ExcludeTools: []string{"picture"}, ToolNamePrefix: "local_", RequiresConfirmationTools: []string{"fail"}})
+		ExcludeTools: []string{"picture", "crash"}, ToolNamePrefix: "local_", RequiresConfirmationTools: []string{"fail"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	tools := s.Tools()
@@ -206,4 +210,26 @@ func TestAgentCallsAnMCPTool(t *testing.T) {
 	requests := m.Requests()
 	failed := requests[2].Messages
 	require.True(t, strings.Contains(fmt.Sprint(failed[len(failed)-1].Content), "disk full"), "the model reads the failure")
+}
+
+// TestKilledServerIsAToolErrorAndTheRunCompletes: a stdio server dies in
+// the middle of a call; the call is a failed tool call the model reads,
+// the next call starts the server again, and the run completes.
+func TestKilledServerIsAToolErrorAndTheRunCompletes(t *testing.T) {
+	s, err := mcp.Connect(t.Context(), mcp.Config{Name: "local", Command: os.Args[0], Env: map[string]string{serverEnv: "1"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	m := scripted.New([]scripted.Reply{
+		scripted.ToolCall("crash", `{}`),
+		scripted.ToolCall("echo", `{"text":"after"}`),
+		scripted.Text("done"),
+	})
+	a, err := agent.New(agent.Config{ID: "a", Model: m, Tools: s.Tools()})
+	require.NoError(t, err)
+	out, err := a.Run(t.Context(), &run.Input{InputContent: "go"})
+	require.NoError(t, err)
+	require.Equal(t, "done", out.Content)
+	require.True(t, *out.Tools[0].ToolCallError, "the killed server's call failed")
+	require.Contains(t, *out.Tools[0].Result, "MCP tool 'crash' failed")
+	require.Equal(t, "echo: after", *out.Tools[1].Result, "the server was started again")
 }
