@@ -82,6 +82,11 @@ const (
 	// ToolUserControlFlow is Agno's UserControlFlowTools: get_user_input,
 	// with which the model asks a person to fill in the fields it needs.
 	ToolUserControlFlow = "user_control_flow_tools"
+	// ToolCalculator is the calculator toolkit: add, subtract, multiply,
+	// divide, exponentiate, factorial, is_prime, square_root.
+	ToolCalculator = "calculator"
+	// ToolTime is the time toolkit: get_current_time, convert_time.
+	ToolTime = "time"
 )
 
 // File is a parsed and checked config file. [Parse] fills in every default,

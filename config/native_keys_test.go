@@ -123,7 +123,7 @@ func TestParseNativeAgentKeyErrors(t *testing.T) {
 		{"negative price", "models:\n  m: {provider: openai, id: g, prices: {input: -1}}\n",
 			`agnogo.yaml:2: input in prices of model "m": want a number from 0 to 100000, got -1`},
 		{"unknown toolkit", "agents:\n  - id: a\n    tools: [web_search]\n",
-			`agnogo.yaml:3: unknown tool "web_search" in agent "a"; the built-in toolkits are: workspace, user_control_flow_tools (declare a tool of your own as a mapping, such as {name: web_search, external_execution: true})`},
+			`agnogo.yaml:3: unknown tool "web_search" in agent "a"; the built-in toolkits are: workspace, user_control_flow_tools, calculator, time (declare a tool of your own as a mapping, such as {name: web_search, external_execution: true})`},
 		{"a toolkit's tool as a toolkit", "agents:\n  - id: a\n    tools: [read_file]\n",
 			`agnogo.yaml:3: tools in agent "a": "read_file" is a tool of the workspace toolkit, not a toolkit: list workspace (it brings all its tools), and add {name: read_file, …} to change the tool's flags`},
 		{"tool entry without a name", "agents:\n  - id: a\n    tools: [{external_execution: true}]\n",

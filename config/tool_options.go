@@ -13,6 +13,8 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/tool"
+	"github.com/agnogo/agnogo/tools/calculator"
+	"github.com/agnogo/agnogo/tools/clock"
 	"github.com/agnogo/agnogo/tools/workspace"
 )
 
@@ -70,6 +72,8 @@ var builtinToolkits = []builtinToolkit{
 	{ToolWorkspace, []string{workspace.ReadFileName, workspace.ListFilesName, workspace.SearchFilesName,
 		workspace.WriteFileName, workspace.EditFileName, workspace.RunShellName}},
 	{ToolUserControlFlow, []string{tool.GetUserInputName}},
+	{ToolCalculator, calculator.Names()},
+	{ToolTime, clock.Names()},
 }
 
 // toolkitNames lists the built-in toolkits for messages.

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/agnogo/agnogo/tool"
+	"github.com/agnogo/agnogo/tools/calculator"
+	"github.com/agnogo/agnogo/tools/clock"
 	"github.com/agnogo/agnogo/tools/workspace"
 )
 
@@ -32,6 +34,10 @@ func buildTools(a *Agent) ([]tool.Tool, []string, error) {
 		case ToolUserControlFlow:
 			tools = append(tools, tool.GetUserInput())
 			instructions = append(instructions, tool.GetUserInputInstructions)
+		case ToolCalculator:
+			tools = append(tools, calculator.Tools()...)
+		case ToolTime:
+			tools = append(tools, clock.Tools(nil)...)
 		}
 	}
 	for _, options := range a.ToolOptions {
