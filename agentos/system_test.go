@@ -32,7 +32,7 @@ func TestSurfaceAClientProbesFirst(t *testing.T) {
 	require.EqualValues(t, 1, info["agent_count"])
 	require.EqualValues(t, 0, info["team_count"])
 	require.EqualValues(t, 0, info["workflow_count"])
-	require.Equal(t, map[string]any{"enabled": false, "path": "/mcp", "oauth": false}, info["mcp"])
+	require.Equal(t, map[string]any{"enabled": false, "path": nil, "oauth": nil}, info["mcp"])
 	require.Equal(t, "none", info["auth_mode"])
 	require.Contains(t, info, "agno_version")
 
