@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -48,15 +49,24 @@ func TestRedisNamespacePerDatabase(t *testing.T) {
 	require.Equal(t, "answered by deployment B, at greater length", b.wait(t, onB.RunID).Content)
 
 	for _, f := range []*fixture{a, b} {
-		stored := summary(collect(t, databaseOnly(t, f).Events(t.Context(), onA.RunID, -1, false)))
-		require.NotEmpty(t, stored)
-		require.True(t, strings.HasSuffix(stored[len(stored)-1], ":"+run.EventRunCompleted), "%v", stored)
-		msgs, err := rdb.client.XRange(t.Context(), eventsKey(f.queue, onA.RunID), "-", "+").Result()
-		require.NoError(t, err)
-		live := make([]string, len(msgs))
-		for i, msg := range msgs {
-			live[i] = msg.Values["idx"].(string) + ":" + msg.Values["name"].(string)
-		}
+		// The run's row is final before its last event is in the
+		// database's stream: read the stream once it has its end.
+		reader := databaseOnly(t, f)
+		var stored []string
+		require.Eventually(t, func() bool {
+			stored = summary(collect(t, reader.Events(t.Context(), onA.RunID, -1, false)))
+			return len(stored) > 0 && strings.HasSuffix(stored[len(stored)-1], ":"+run.EventRunCompleted)
+		}, 30*time.Second, 20*time.Millisecond, "the stored stream ends with RunCompleted")
+		var live []string
+		require.Eventually(t, func() bool {
+			msgs, err := rdb.client.XRange(t.Context(), eventsKey(f.queue, onA.RunID), "-", "+").Result()
+			require.NoError(t, err)
+			live = make([]string, len(msgs))
+			for i, msg := range msgs {
+				live[i] = msg.Values["idx"].(string) + ":" + msg.Values["name"].(string)
+			}
+			return len(live) >= len(stored)
+		}, 30*time.Second, 20*time.Millisecond, "the Redis stream has the run's events")
 		require.Equal(t, stored, live, "the Redis stream of %s holds its own run's events only", f.queue.RedisKeyPrefix())
 	}
 	require.Zero(t, logs.count("Redis refused a write"), "%v", logs.all())
