@@ -152,7 +152,11 @@ func TestMCPServerChecksTheRESTScopes(t *testing.T) {
 
 	bob := mcpClient(t, s.URL, rs256(t, "bob", "agents:run", "agents:read", "sessions:read"))
 	theirs := callTool(t, bob, "get_session_runs", map[string]any{"session_id": "s1"})
+	require.NotContains(t, text(theirs), "for alice", "bob never reads alice's answers")
+	require.NotContains(t, text(theirs), runID, "bob never sees alice's runs")
 	require.True(t, theirs.IsError || len(theirs.StructuredContent.(map[string]any)["runs"].([]any)) == 0, "bob never sees alice's runs: %s", text(theirs))
+	mine := callTool(t, alice, "get_session_runs", map[string]any{"session_id": "s1"})
+	require.Contains(t, text(mine), runID, "the same call shows alice her own run")
 
 	// No token: the MCP route itself is refused like any other.
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)

@@ -3,6 +3,7 @@ package agentos
 import (
 	"context"
 	"errors"
+	"github.com/agnogo/agnogo/eventlog"
 	"net/http"
 	"sort"
 	"time"
@@ -52,32 +53,12 @@ func (o *OS) handleResumeRun(w http.ResponseWriter, r *http.Request, runner run.
 // one in flight; from the events stored on its row when the stream has
 // nothing for it.
 func (o *OS) resume(ctx context.Context, sse *sseWriter, runID string, stored *run.Output, last int64) {
-	info, known := o.events.Lookup(runID)
-	var status run.Status
-	// ending is a run whose row is final while its last events are still on
-	// their way to the log (a run saves its end before its final event):
-	// it is replayed as the finished run the client may have seen, its
-	// events followed up to the final one.
-	ending := false
-	switch {
-	case known && o.events.Producing(runID):
-		status = info.Status
-		if stored != nil && stored.Status.Terminal() && stored.Status != run.StatusPaused && !status.Terminal() {
-			status, ending = stored.Status, true
-		}
-	case stored != nil:
-		status = stored.Status
-	default:
+	point, ok := o.resumePoint(ctx, runID, stored, last, "resume")
+	if !ok {
 		_ = sse.errorFrame("Run " + runID + " not found")
 		return
 	}
-	all, err := o.events.Snapshot(ctx, runID, -1)
-	if err != nil {
-		o.log.Warn("resume: reading the run's events failed; answering from its row", "run_id", runID, "error", err.Error())
-		all = nil
-	}
-	first := sort.Search(len(all), func(i int) bool { return all[i].Index > last })
-	missed := all[first:]
+	status, ending, all, missed, err := point.status, point.ending, point.all, point.missed, point.err
 	if ending && err == nil {
 		if sse.control("replay", map[string]any{"run_id": runID, "status": status, "total_events": len(all),
 			"total_buffered": len(missed), "last_event_index_requested": last, "message": "Replaying the events of a finished run"}) != nil {
@@ -180,4 +161,46 @@ func replayStored(sse *sseWriter, out *run.Output, last int64) {
 			return
 		}
 	}
+}
+
+// resumePoint is where a client picking a run's events up again stands:
+// the run's status, every event the log has of it and those after the
+// client's last.
+type resumePoint struct {
+	status run.Status
+	// ending is a run whose row is final while its last events are still
+	// on their way to the log (a run saves its end before its final
+	// event): it is replayed as the finished run the client may have
+	// seen, its events followed up to the final one.
+	ending      bool
+	all, missed []eventlog.Entry
+	// err is a failed read of the log: the run is answered from its row.
+	err error
+}
+
+// resumePoint reads where a resume of runID after last stands, for POST
+// …/resume and the WebSocket's reconnect (what names the caller in logs);
+// false when neither the log nor the row knows the run.
+func (o *OS) resumePoint(ctx context.Context, runID string, stored *run.Output, last int64, what string) (resumePoint, bool) {
+	var p resumePoint
+	info, known := o.events.Lookup(runID)
+	switch {
+	case known && o.events.Producing(runID):
+		p.status = info.Status
+		if stored != nil && stored.Status.Terminal() && stored.Status != run.StatusPaused && !p.status.Terminal() {
+			p.status, p.ending = stored.Status, true
+		}
+	case stored != nil:
+		p.status = stored.Status
+	default:
+		return p, false
+	}
+	p.all, p.err = o.events.Snapshot(ctx, runID, -1)
+	if p.err != nil {
+		o.log.Warn(what+": reading the run's events failed; answering from its row", "run_id", runID, "error", p.err.Error())
+		p.all = nil
+	}
+	first := sort.Search(len(p.all), func(i int) bool { return p.all[i].Index > last })
+	p.missed = p.all[first:]
+	return p, true
 }

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -825,28 +824,12 @@ func (c *wsConn) workflowOfRun(runID, userID string) (run.Runner, bool) {
 // nothing for it.
 func (c *wsConn) resume(runID string, stored *run.Output, last int64) {
 	o, ctx := c.o, c.ctx
-	info, known := o.events.Lookup(runID)
-	var status run.Status
-	ending := false // the row is final while the last events are on their way (see OS.resume)
-	switch {
-	case known && o.events.Producing(runID):
-		status = info.Status
-		if stored != nil && stored.Status.Terminal() && stored.Status != run.StatusPaused && !status.Terminal() {
-			status, ending = stored.Status, true
-		}
-	case stored != nil:
-		status = stored.Status
-	default:
+	point, ok := o.resumePoint(ctx, runID, stored, last, "reconnect")
+	if !ok {
 		_ = c.sendError("Run " + runID + " not found")
 		return
 	}
-	all, err := o.events.Snapshot(ctx, runID, -1)
-	if err != nil {
-		c.log.Warn("reconnect: reading the run's events failed; answering from its row", "run_id", runID, "error", err.Error())
-		all = nil
-	}
-	first := sort.Search(len(all), func(i int) bool { return all[i].Index > last })
-	missed := all[first:]
+	status, ending, all, missed, err := point.status, point.ending, point.all, point.missed, point.err
 	replay := func() error {
 		return c.control("replay", map[string]any{"run_id": runID, "status": status, "total_events": len(all),
 			"total_buffered": len(missed), "last_event_index_requested": last,

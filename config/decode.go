@@ -84,6 +84,29 @@ func where(what string) string {
 	return "in " + what
 }
 
+// decodeList reads a top-level list of entries (agents, teams,
+// workflows) with decode: key names the list, needs says what an empty
+// entry lacks.
+func decodeList[T any](d *decoder, node *yaml.Node, key, needs string, decode func(*yaml.Node, int) T) []T {
+	node = deref(node)
+	if isNull(node) {
+		return nil
+	}
+	if node.Kind != yaml.SequenceNode {
+		d.errorf(node, "%s: want a list of %s (each starting with - id: …), got %s", key, key, kindName(node))
+		return nil
+	}
+	entries := make([]T, 0, len(node.Content))
+	for i, item := range node.Content {
+		if isNull(item) {
+			d.errorf(item, "%s[%d] is empty; %s", key, i, needs)
+			continue
+		}
+		entries = append(entries, decode(item, i))
+	}
+	return entries
+}
+
 // entryID reads the id of a list entry (an agent, a team, a workflow)
 // before its other keys, so that every other problem can name it: it
 // returns the id and the entry's name in messages — `kind "id"`, or what

@@ -96,23 +96,7 @@ const (
 
 // decodeAgents reads the agents list.
 func (d *decoder) decodeAgents(node *yaml.Node) []*Agent {
-	node = deref(node)
-	if isNull(node) {
-		return nil
-	}
-	if node.Kind != yaml.SequenceNode {
-		d.errorf(node, "agents: want a list of agents (each starting with - id: …), got %s", kindName(node))
-		return nil
-	}
-	agents := make([]*Agent, 0, len(node.Content))
-	for i, item := range node.Content {
-		if isNull(item) {
-			d.errorf(item, "agents[%d] is empty; an agent needs at least an id", i)
-			continue
-		}
-		agents = append(agents, d.decodeAgent(item, i))
-	}
-	return agents
+	return decodeList(d, node, "agents", "an agent needs at least an id", d.decodeAgent)
 }
 
 // decodeAgent reads one agent. Its id and type are read first, so that every

@@ -137,23 +137,7 @@ func teamModeNames() []string {
 
 // decodeTeams reads the teams list.
 func (d *decoder) decodeTeams(node *yaml.Node) []*Team {
-	node = deref(node)
-	if isNull(node) {
-		return nil
-	}
-	if node.Kind != yaml.SequenceNode {
-		d.errorf(node, "teams: want a list of teams (each starting with - id: …), got %s", kindName(node))
-		return nil
-	}
-	teams := make([]*Team, 0, len(node.Content))
-	for i, item := range node.Content {
-		if isNull(item) {
-			d.errorf(item, "teams[%d] is empty; a team needs at least an id and members", i)
-			continue
-		}
-		teams = append(teams, d.decodeTeam(item, i))
-	}
-	return teams
+	return decodeList(d, node, "teams", "a team needs at least an id and members", d.decodeTeam)
 }
 
 // decodeTeam reads one team. Its id is read first, so that every other

@@ -144,23 +144,7 @@ var stepKindList = "agent: ID, team: ID, workflow: ID, steps: [...], parallel: [
 
 // decodeWorkflows reads the workflows list.
 func (d *decoder) decodeWorkflows(node *yaml.Node) []*Workflow {
-	node = deref(node)
-	if isNull(node) {
-		return nil
-	}
-	if node.Kind != yaml.SequenceNode {
-		d.errorf(node, "workflows: want a list of workflows (each starting with - id: …), got %s", kindName(node))
-		return nil
-	}
-	workflows := make([]*Workflow, 0, len(node.Content))
-	for i, item := range node.Content {
-		if isNull(item) {
-			d.errorf(item, "workflows[%d] is empty; a workflow needs at least an id and steps", i)
-			continue
-		}
-		workflows = append(workflows, d.decodeWorkflow(item, i))
-	}
-	return workflows
+	return decodeList(d, node, "workflows", "a workflow needs at least an id and steps", d.decodeWorkflow)
 }
 
 // stepScope is what the steps of one workflow share while they are read.

@@ -3,7 +3,6 @@ package workflow_test
 import (
 	"context"
 	"iter"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,15 +75,11 @@ func TestJournaledParallelRerunsOnlyTheUnfinishedBranch(t *testing.T) {
 	crash, stop := context.WithCancel(t.Context())
 	// The third branch crashes once the two others are recorded.
 	waitForSiblings := func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			ran := journal.Ran()
-			if slices.Contains(ran, "workflow branch a") && slices.Contains(ran, "workflow branch b") {
-				return
-			}
-			time.Sleep(time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		if err := journal.WaitRan(ctx, "workflow branch a", "workflow branch b"); err != nil {
+			t.Error("the other branches never finished:", err)
 		}
-		t.Error("the other branches never finished")
 	}
 	c, cCalls := crashing(t, "c", store, waitForSiblings, stop)
 	wf, err := workflow.New("fan", workflow.WithStore(store),

@@ -21,6 +21,8 @@ type Journal struct {
 	next    int
 	records map[int][]byte
 	ran     []string // names of the steps actually run
+	// recorded is closed, and replaced, each time a step is recorded.
+	recorded chan struct{}
 }
 
 var _ run.Journal = (*Journal)(nil)
@@ -28,7 +30,7 @@ var _ run.Journal = (*Journal)(nil)
 // New returns an empty journal for the run runID; its steps' idempotency
 // keys are "<runID>:<step number>", as on the durable queue.
 func New(runID string) *Journal {
-	return &Journal{runID: runID, records: map[int][]byte{}}
+	return &Journal{runID: runID, records: map[int][]byte{}, recorded: make(chan struct{})}
 }
 
 // Restart begins a re-execution: numbering starts over, records stay.
@@ -63,8 +65,29 @@ func (j *Journal) run(ctx context.Context, n int, name string, fn run.StepFunc) 
 	j.mu.Lock()
 	j.records[n] = out
 	j.ran = append(j.ran, name)
+	close(j.recorded)
+	j.recorded = make(chan struct{})
 	j.mu.Unlock()
 	return out, nil
+}
+
+// WaitRan waits until steps of each of names have run (were recorded), or
+// ctx ends.
+func (j *Journal) WaitRan(ctx context.Context, names ...string) error {
+	for {
+		j.mu.Lock()
+		missing := slices.ContainsFunc(names, func(n string) bool { return !slices.Contains(j.ran, n) })
+		recorded := j.recorded
+		j.mu.Unlock()
+		if !missing {
+			return nil
+		}
+		select {
+		case <-recorded:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for steps %v: %w", names, ctx.Err())
+		}
+	}
 }
 
 // Step implements [run.Journal].
