@@ -150,13 +150,14 @@ type engine struct {
 	outputs  map[string]*run.StepOutput      // every output by step name
 	last     *run.StepOutput
 	state    map[string]any
-	history  string
-	loaded   bool
+	// history is the session's earlier workflow runs as steps that ask for
+	// them see them, read once per run and shared with Parallel branches.
+	history *historyCache
 }
 
 func newEngine(ctx context.Context, w *Workflow, r *runhost.Run, resume *resumePlan) *engine {
 	out := r.Output()
-	e := &engine{w: w, r: r, out: out, mu: new(sync.Mutex), outputs: map[string]*run.StepOutput{}, progress: map[string]*run.StepOutput{},
+	e := &engine{w: w, r: r, out: out, mu: new(sync.Mutex), history: &historyCache{}, outputs: map[string]*run.StepOutput{}, progress: map[string]*run.StepOutput{},
 		answers: map[string]*run.StepRequirement{}, state: out.SessionState}
 	e.journal, _ = run.JournalFrom(ctx)
 	if resume != nil {
@@ -194,7 +195,7 @@ func (e *engine) fork() *engine {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c := &engine{w: e.w, r: e.r, out: e.out, journal: e.journal, branch: e.branch, mu: e.mu, answers: e.answers,
-		progress: e.progress, outputs: e.outputs, last: e.last, state: e.state, loaded: true}
+		progress: e.progress, outputs: e.outputs, last: e.last, state: e.state, history: e.history}
 	return c
 }
 
@@ -411,10 +412,8 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 	feedback, retries := "", 0
 	if pending, ok := e.memo("review:" + p.path); ok {
 		res = pending
-		retries = reviewRetries(pending)
 	} else if failed, ok := e.memo("failed:" + p.path); ok {
 		res = failed
-		retries = reviewRetries(failed)
 	} else if paused, ok := e.memo("executor:" + p.path); ok {
 		var err error
 		if res, err = e.continueExecutor(ctx, n, p, paused); err != nil {
@@ -443,7 +442,6 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 		if !res.Success && h != nil && h.OnError == OnErrorPause {
 			ans := e.take(n)
 			if ans == nil {
-				setRetries(res, retries)
 				e.setMemo("failed:"+p.path, res)
 				req := e.requirement(n, p)
 				req.RequiresConfirmation, req.StepOutput, req.IsPostExecution, req.RetryCount = true, res, true, retries
@@ -459,7 +457,7 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 			e.mu.Unlock()
 			e.emit(event(run.EventStepContinued, n, p))
 			if ans.Confirmed != nil && *ans.Confirmed {
-				retries++
+				retries = ans.RetryCount + 1
 				res = nil
 				continue
 			}
@@ -474,7 +472,6 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 		ans := e.take(n)
 		if ans == nil {
 			res.Steps = nil
-			setRetries(res, retries)
 			e.setMemo("review:"+p.path, res)
 			req := e.requirement(n, p)
 			req.RequiresOutputReview, req.OutputReviewMessage, req.IsPostExecution = true, h.OutputReviewMessage, true
@@ -508,7 +505,9 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 		case OnRejectCancel:
 			return nil, errRejected
 		case OnRejectRetry:
-			if retries < h.MaxRetries {
+			// The count the requirement kept: the run may have paused and
+			// continued since the step last ran.
+			if retries = ans.RetryCount; retries < h.MaxRetries {
 				retries++
 				feedback, res = ans.RejectionFeedback, nil
 				continue
@@ -516,48 +515,12 @@ func (e *engine) leaf(ctx context.Context, n *Node, p position, in *StepInput) (
 		}
 		return nil, nil // rejected: skipped
 	}
-	setRetries(res, -1)
 	if e.r.Active() {
 		ev := event(run.EventStepCompleted, n, p)
 		ev.Content, ev.ContentType, ev.StepResponse = res.Content, contentType(res.Content), res
 		e.emit(ev)
 	}
 	return res, nil
-}
-
-// reviewRetries and setRetries keep how often a step's output was sent
-// back, on the output awaiting review.
-func reviewRetries(res *run.StepOutput) int {
-	if res.Metrics == nil || res.Metrics.AdditionalMetrics == nil {
-		return 0
-	}
-	n, _ := res.Metrics.AdditionalMetrics["review_retries"].(float64)
-	if i, ok := res.Metrics.AdditionalMetrics["review_retries"].(int); ok {
-		return i
-	}
-	return int(n)
-}
-
-func setRetries(res *run.StepOutput, n int) {
-	if n < 0 {
-		if res.Metrics != nil && res.Metrics.AdditionalMetrics != nil {
-			delete(res.Metrics.AdditionalMetrics, "review_retries")
-			if len(res.Metrics.AdditionalMetrics) == 0 {
-				res.Metrics.AdditionalMetrics = nil
-			}
-		}
-		return
-	}
-	if n == 0 {
-		return
-	}
-	if res.Metrics == nil {
-		res.Metrics = &run.RunMetrics{}
-	}
-	if res.Metrics.AdditionalMetrics == nil {
-		res.Metrics.AdditionalMetrics = map[string]any{}
-	}
-	res.Metrics.AdditionalMetrics["review_retries"] = n
 }
 
 // failed settles a step that failed: skipped when it says so, paused for a
@@ -860,15 +823,33 @@ func (e *engine) message(ctx context.Context, n *Node, in *StepInput, feedback s
 	return b.String()
 }
 
+// historyCache keeps the rendered workflow history of a run, by the
+// number of earlier runs asked for.
+type historyCache struct {
+	mu    sync.Mutex
+	texts map[int]string
+}
+
 // workflowHistory renders the session's earlier workflow runs, the last
-// num of them, as their inputs and answers.
+// num of them, as their inputs and answers; read from the store once per
+// run (and num), outside the engine's lock.
 func (e *engine) workflowHistory(ctx context.Context, num int) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.loaded {
-		return e.history
+	c := e.history
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if text, ok := c.texts[num]; ok {
+		return text
 	}
-	e.loaded = true
+	text := e.readHistory(ctx, num)
+	if c.texts == nil {
+		c.texts = map[int]string{}
+	}
+	c.texts[num] = text
+	return text
+}
+
+// readHistory reads and renders the workflow history.
+func (e *engine) readHistory(ctx context.Context, num int) string {
 	store := e.w.cfg.Store
 	if store == nil {
 		return ""
@@ -898,8 +879,7 @@ func (e *engine) workflowHistory(ctx context.Context, num int) string {
 		fmt.Fprintf(&b, "\n[run-%d]\ninput: %s\nresponse: %s", i+1, o.Input.ContentString(), o.ContentString())
 	}
 	b.WriteString("\n</workflow_history_context>")
-	e.history = b.String()
-	return e.history
+	return b.String()
 }
 
 // sequence runs Steps.
@@ -1253,7 +1233,7 @@ func (e *engine) parallel(ctx context.Context, n *Node, p position, in *StepInpu
 	defer cancel()
 	slots := make(chan struct{}, n.maxConcurrency)
 	branch := &engine{w: e.w, r: e.r, out: e.out, journal: e.journal, branch: true, mu: e.mu, answers: e.answers,
-		progress: e.progress, outputs: e.outputs, last: e.lastOutput(), state: e.state, loaded: true}
+		progress: e.progress, outputs: e.outputs, last: e.lastOutput(), state: e.state, history: e.history}
 	runBranch := func(ctx context.Context, i int) (*run.StepOutput, error) {
 		select {
 		case slots <- struct{}{}:

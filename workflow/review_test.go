@@ -129,3 +129,24 @@ func TestWorkflowHistoryReachesTheStep(t *testing.T) {
 	require.Contains(t, got, "input: first\nresponse: w(first)")
 	require.True(t, strings.HasSuffix(got.(string), "second"), got)
 }
+
+func TestWorkflowHistoryReachesAStepInAParallelBranch(t *testing.T) {
+	store := openStore(t)
+	writer := newEcho(t, "writer", "w", store)
+	other := newEcho(t, "other", "o", store)
+	wf, err := workflow.New("chat", workflow.WithStore(store),
+		workflow.Parallel("fan", workflow.Step("answer", writer).WithHistory(2), workflow.Step("plain", other)))
+	require.NoError(t, err)
+	for _, msg := range []string{"first", "second"} {
+		_, err := wf.Run(t.Context(), &run.Input{InputContent: msg, SessionID: "s", PersistOnStart: true})
+		require.NoError(t, err)
+	}
+	requests := writer.model.Requests()
+	last := requests[len(requests)-1].Messages
+	got := last[len(last)-1].Content.(string)
+	require.Contains(t, got, "<workflow_history_context>", "a branch's step sees the history it asks for")
+	require.Contains(t, got, "input: first")
+	otherRequests := other.model.Requests()
+	plain := otherRequests[len(otherRequests)-1].Messages
+	require.NotContains(t, plain[len(plain)-1].Content, "<workflow_history_context>", "a step that does not ask gets none")
+}
