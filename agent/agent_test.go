@@ -152,6 +152,26 @@ func TestToolResultGoesBackToTheModel(t *testing.T) {
 	require.NotNil(t, rec.Run.LastCheckpointAtMessageIndex, "the tool batch is a checkpoint")
 }
 
+// TestShowResultStreamsTheToolResultToTheUser: a show_result tool's result
+// is streamed as run content when the call completes and heads the run's
+// content; the model still reads it, and a failed call is not shown.
+func TestShowResultStreamsTheToolResultToTheUser(t *testing.T) {
+	b := setup(t, []scripted.Reply{scripted.ToolCall("get_weather", `{"city":"Paris"}`), scripted.ToolCall("get_weather", `{"city":7}`),
+		scripted.Text("Take sunglasses.")},
+		func(c *agent.Config) { c.Tools = []tool.Tool{weatherTool(t, tool.Config{ShowResult: true})} })
+	events := collect(t, b.agent.Stream(t.Context(), &run.Input{InputContent: "weather?", SessionID: "s1"}))
+	require.Equal(t, []string{"RunStarted", "ToolCallStarted", "ToolCallCompleted", "RunContent", "ToolCallStarted", "ToolCallError",
+		"RunContent", "RunCompleted"}, names(events))
+	require.Equal(t, "sunny in Paris", events[3].(*run.RunContent).Content)
+	done := events[7].(*run.RunCompleted)
+	require.Equal(t, "sunny in Paris\n\nTake sunglasses.", done.Content)
+	require.Equal(t, "sunny in Paris", b.model.Requests()[1].Messages[3].Content, "the model reads the result too")
+
+	rec, err := b.store.GetRun(t.Context(), done.RunID, "")
+	require.NoError(t, err)
+	require.Equal(t, "sunny in Paris\n\nTake sunglasses.", rec.Run.Content)
+}
+
 func TestBadToolArgumentsAreReportedToTheModel(t *testing.T) {
 	b := setup(t, []scripted.Reply{scripted.ToolCall("get_weather", `{"city": 42}`), scripted.Text("Sorry.")},
 		func(c *agent.Config) { c.Tools = []tool.Tool{weatherTool(t, tool.Config{})} })

@@ -80,7 +80,7 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 		assistant.ProviderData = resp.ProviderData
 		st.messages = append(st.messages, assistant)
 		if len(resp.ToolCalls) == 0 {
-			st.out.Content = resp.Content
+			st.out.Content = withShownResults(st, resp.Content)
 			st.out.ReasoningContent = resp.ReasoningContent
 			if iterations == nil {
 				return nil

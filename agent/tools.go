@@ -106,6 +106,32 @@ func (a *Agent) appendResult(ctx context.Context, st *runState, exec *run.ToolEx
 		return
 	}
 	st.r.Emit(&run.ToolCallCompleted{Tool: exec, Content: result})
+	if st.p.tools.ShowResult(exec.ToolName) && !exec.StopAfterToolCall {
+		st.r.Emit(&run.RunContent{Content: result, ContentType: "str"})
+	}
+}
+
+// withShownResults is the run's answer preceded by the results of the calls
+// whose tools show them to the user (show_result), in call order, each
+// followed by a blank line — the content the user saw streamed. A run
+// with an output schema answers with the schema's JSON alone.
+func withShownResults(st *runState, answer string) string {
+	if st.schema != nil {
+		return answer
+	}
+	var shown strings.Builder
+	for _, t := range st.out.Tools {
+		if t.Result == nil || failedCall(t) || t.StopAfterToolCall || !st.p.tools.ShowResult(t.ToolName) {
+			continue
+		}
+		shown.WriteString(*t.Result)
+		shown.WriteString("\n\n")
+	}
+	if shown.Len() == 0 {
+		return answer
+	}
+	shown.WriteString(answer)
+	return shown.String()
 }
 
 // markCheckpoint flags the last tool result of the batch just run as a

@@ -65,7 +65,7 @@ func (f *File) teamErrorAt(line int, t *Team, err error) error {
 // teamConfig is the team.Config a team's keys describe, with its leader's
 // model and its members built.
 func (f *File) teamConfig(t *Team, m model.Model, members []run.Runner, store dburl.Store, mediaStore media.Store, opts BuildOptions) (team.Config, error) {
-	tools, toolInstructions, err := buildTools(&Agent{Tools: t.Tools, ToolOptions: t.ToolOptions, Workspace: t.Workspace})
+	tools, toolInstructions, err := buildTools(&Agent{Tools: t.Tools, ToolkitSettings: t.ToolkitSettings, ToolOptions: t.ToolOptions, Workspace: t.Workspace})
 	if err != nil {
 		return team.Config{}, err
 	}

@@ -159,7 +159,7 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 				a.ClaudeTools = d.claudeTools(f.value, keyWhat)
 				continue
 			}
-			a.Tools, a.ToolOptions = d.nativeTools(f.value, keyWhat, what)
+			a.Tools, a.ToolkitSettings, a.ToolOptions = d.nativeTools(f.value, keyWhat, what)
 		case "workspace":
 			workspaceNode = f.value
 			a.Workspace = d.decodeWorkspace(f.value, what)

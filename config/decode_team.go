@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -78,6 +79,10 @@ type Team struct {
 	// Tools are the built-in toolkits the leader may use besides the
 	// delegation tools, by name. Defaults to none.
 	Tools []string
+	// ToolkitSettings are the settings of the listed toolkits written with
+	// them (web_search: {provider: tavily}), by toolkit name, as JSON.
+	// Defaults to nil.
+	ToolkitSettings map[string]json.RawMessage
 	// ToolOptions are the entries of the leader's tools written as
 	// mappings, as for an agnogo agent. Defaults to none.
 	ToolOptions []*ToolOptions
@@ -202,7 +207,7 @@ func (d *decoder) decodeTeam(node *yaml.Node, index int) *Team {
 		case "num_history_runs":
 			t.NumHistoryRuns = d.integer(f.value, keyWhat, 1)
 		case "tools":
-			t.Tools, t.ToolOptions = d.nativeTools(f.value, keyWhat, what)
+			t.Tools, t.ToolkitSettings, t.ToolOptions = d.nativeTools(f.value, keyWhat, what)
 		case "workspace":
 			workspaceNode = f.value
 			t.Workspace = d.decodeWorkspace(f.value, what)

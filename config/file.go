@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/agnogo/agnogo/agent"
@@ -353,8 +354,12 @@ type Agent struct {
 	Instructions string
 
 	// Tools are the built-in toolkits a native agent may use, by name
-	// ([ToolWorkspace]). Defaults to none.
+	// ([ToolWorkspace], web_search, …). Defaults to none.
 	Tools []string
+	// ToolkitSettings are the settings of the listed toolkits written with
+	// them (web_search: {provider: tavily}), by toolkit name, as JSON: the
+	// toolkit's own keys and those of toolkit.Options. Defaults to nil.
+	ToolkitSettings map[string]json.RawMessage
 	// Workspace configures the workspace toolkit. Set whenever Tools lists
 	// workspace (with defaults when the file has no workspace key).
 	Workspace *Workspace

@@ -214,11 +214,6 @@ func TestParityUnsupportedAgnoKeysSayWhy(t *testing.T) {
 		require.Error(t, err, key)
 		require.Contains(t, err.Error(), fmt.Sprintf(`agnogo.yaml:3: key %q in agent "a" is not supported for agnogo agents: %s`, key, why))
 	}
-	for key, why := range toolUnsupportedKeys {
-		_, err := parse([]byte(fmt.Sprintf("agents:\n  - id: a\n    tools: [workspace, {name: read_file, %s: true}]\n", key)), "agnogo.yaml", env(nil))
-		require.Error(t, err, key)
-		require.Contains(t, err.Error(), fmt.Sprintf(`key %q in tool "read_file" of agent "a" is not supported: %s`, key, why))
-	}
 }
 
 // openParityStore opens a SQLite database for one test.

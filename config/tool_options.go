@@ -13,8 +13,6 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/tool"
-	"github.com/agnogo/agnogo/tools/calculator"
-	"github.com/agnogo/agnogo/tools/clock"
 	"github.com/agnogo/agnogo/tools/workspace"
 )
 
@@ -48,6 +46,9 @@ type ToolOptions struct {
 	ExternalExecution *bool
 	// StopAfterToolCall ends the model loop after the call's result.
 	StopAfterToolCall *bool
+	// ShowResult shows each successful call's result to the user as run
+	// content, before the model's answer.
+	ShowResult *bool
 	// Toolkit is the listed toolkit whose tool the entry flags; "" for a
 	// declared tool.
 	Toolkit string
@@ -72,8 +73,17 @@ var builtinToolkits = []builtinToolkit{
 	{ToolWorkspace, []string{workspace.ReadFileName, workspace.ListFilesName, workspace.SearchFilesName,
 		workspace.WriteFileName, workspace.EditFileName, workspace.RunShellName}},
 	{ToolUserControlFlow, []string{tool.GetUserInputName}},
-	{ToolCalculator, calculator.Names()},
-	{ToolTime, clock.Names()},
+}
+
+// allToolkits are the built-in toolkits and the registered ones, in the
+// documentation's order.
+func allToolkits() []builtinToolkit {
+	all := slices.Clone(builtinToolkits)
+	for _, name := range toolkits().Names() {
+		def, _ := toolkits().Lookup(name)
+		all = append(all, builtinToolkit{name: name, tools: def.ToolNames()})
+	}
+	return all
 }
 
 // toolkitNames lists the built-in toolkits for messages.
@@ -82,7 +92,7 @@ func toolkitNames() string { return strings.Join(allToolkitNames(), ", ") }
 // toolkitOf returns the toolkit among listed that has a tool called name,
 // or "".
 func toolkitOf(name string, listed []string) string {
-	for _, toolkit := range builtinToolkits {
+	for _, toolkit := range allToolkits() {
 		if slices.Contains(listed, toolkit.name) && slices.Contains(toolkit.tools, name) {
 			return toolkit.name
 		}
@@ -93,34 +103,40 @@ func toolkitOf(name string, listed []string) string {
 // The keys of a tool entry.
 var (
 	toolOptionKeys = []string{"name", "description", "parameters", "requires_confirmation", "requires_user_input",
-		"user_input_fields", "external_execution", "stop_after_tool_call"}
-	// toolUnsupportedKeys are Agno's tool options agnogo does not carry
-	// out, with why.
-	toolUnsupportedKeys = map[string]string{
-		"show_result": "agnogo's run loop does not make a tool's result the run's content; use stop_after_tool_call and " +
-			"read the result from the run's tools",
-	}
+		"user_input_fields", "external_execution", "stop_after_tool_call", "show_result"}
 )
 
-// nativeTools reads the tools list of an agnogo agent: toolkit names, and
-// tool entries written as mappings.
-func (d *decoder) nativeTools(node *yaml.Node, what, agentWhat string) ([]string, []*ToolOptions) {
+// nativeTools reads the tools list of an agnogo agent: toolkit names, a
+// registered toolkit with its settings written as a one-key mapping
+// (web_search: {provider: tavily}), and tool entries written as mappings.
+func (d *decoder) nativeTools(node *yaml.Node, what, agentWhat string) ([]string, map[string]json.RawMessage, []*ToolOptions) {
 	node = deref(node)
 	if isNull(node) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if node.Kind != yaml.SequenceNode {
 		d.errorf(node, "%s: want a list such as [a, b], got %s", what, kindName(node))
-		return nil, nil
+		return nil, nil, nil
 	}
-	var toolkits []string
+	var listed []string
+	var settings map[string]json.RawMessage
 	var options []*ToolOptions
 	for i, item := range node.Content {
-		if deref(item).Kind == yaml.MappingNode {
-			options = append(options, d.decodeToolOptions(item, i, agentWhat))
-			continue
+		var name string
+		if mapping := deref(item); mapping.Kind == yaml.MappingNode {
+			key, value, ok := toolkitWithSettings(mapping)
+			if !ok {
+				options = append(options, d.decodeToolOptions(item, i, agentWhat))
+				continue
+			}
+			name = key
+			if settings == nil {
+				settings = map[string]json.RawMessage{}
+			}
+			settings[name] = d.toolkitSettings(value, fmt.Sprintf("toolkit %s %s", name, where(agentWhat)))
+		} else {
+			name = d.str(item, what)
 		}
-		name := d.str(item, what)
 		switch {
 		case toolkitOf(name, allToolkitNames()) != "":
 			toolkit := toolkitOf(name, allToolkitNames())
@@ -129,12 +145,47 @@ func (d *decoder) nativeTools(node *yaml.Node, what, agentWhat string) ([]string
 		case !slices.Contains(allToolkitNames(), name):
 			d.errorf(item, "unknown tool %q %s; the built-in toolkits are: %s (declare a tool of your own as a mapping, such as {name: %s, external_execution: true})",
 				name, where(agentWhat), toolkitNames(), exampleToolName(name))
-		case slices.Contains(toolkits, name):
+		case slices.Contains(listed, name):
 			d.errorf(item, "tool %q is listed twice %s", name, where(agentWhat))
+		default:
+			if _, registered := toolkits().Lookup(name); registered {
+				if _, _, err := buildToolkit(context.Background(), name, settings[name]); err != nil {
+					d.errorf(item, "tools %s: %v", where(agentWhat), err)
+				}
+			} else if settings[name] != nil {
+				d.errorf(item, "tools %s: the %s toolkit takes no settings here; list it by name", where(agentWhat), name)
+			}
 		}
-		toolkits = append(toolkits, name)
+		listed = append(listed, name)
 	}
-	return toolkits, options
+	return listed, settings, options
+}
+
+// toolkitWithSettings reports whether a tools entry written as a mapping
+// is a registered toolkit with its settings — one key, the toolkit's name,
+// whose value is a mapping or empty — rather than a tool entry.
+func toolkitWithSettings(node *yaml.Node) (string, *yaml.Node, bool) {
+	if len(node.Content) != 2 {
+		return "", nil, false
+	}
+	key, value := node.Content[0], deref(node.Content[1])
+	if key.Value == "name" || (value.Kind != yaml.MappingNode && !isNull(value)) {
+		return "", nil, false
+	}
+	return key.Value, value, true
+}
+
+// toolkitSettings reads a toolkit's settings mapping as JSON.
+func (d *decoder) toolkitSettings(node *yaml.Node, what string) json.RawMessage {
+	if isNull(node) {
+		return nil
+	}
+	encoded, err := json.Marshal(d.jsonValue(node, what))
+	if err != nil {
+		d.errorf(node, "%s: %v", what, err)
+		return nil
+	}
+	return encoded
 }
 
 // exampleToolName is name when it is a valid tool name, for a message's
@@ -186,11 +237,9 @@ func (d *decoder) decodeToolOptions(node *yaml.Node, index int, agentWhat string
 			options.ExternalExecution = flag(f)
 		case "stop_after_tool_call":
 			options.StopAfterToolCall = flag(f)
+		case "show_result":
+			options.ShowResult = flag(f)
 		default:
-			if why, unsupported := toolUnsupportedKeys[f.name()]; unsupported {
-				d.errorf(f.key, "key %q %s is not supported: %s", f.name(), where(what), why)
-				continue
-			}
 			d.unknownKey(f, what, toolOptionKeys)
 		}
 	}
@@ -279,8 +328,9 @@ func (d *decoder) checkToolOptions(a *Agent, what string) {
 
 // allToolkitNames lists every built-in toolkit.
 func allToolkitNames() []string {
-	names := make([]string, len(builtinToolkits))
-	for i, toolkit := range builtinToolkits {
+	all := allToolkits()
+	names := make([]string, len(all))
+	for i, toolkit := range all {
 		names[i] = toolkit.name
 	}
 	return names
@@ -299,6 +349,7 @@ func declaredTool(options *ToolOptions) (tool.Tool, error) {
 		Description:       options.Description,
 		ExternalExecution: options.ExternalExecution != nil && *options.ExternalExecution,
 		StopAfterToolCall: options.StopAfterToolCall != nil && *options.StopAfterToolCall,
+		ShowResult:        options.ShowResult != nil && *options.ShowResult,
 	}
 	if options.RequiresConfirmation != nil {
 		cfg.RequiresConfirmation = *options.RequiresConfirmation

@@ -1,12 +1,11 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/agnogo/agnogo/tool"
-	"github.com/agnogo/agnogo/tools/calculator"
-	"github.com/agnogo/agnogo/tools/clock"
 	"github.com/agnogo/agnogo/tools/workspace"
 )
 
@@ -34,10 +33,15 @@ func buildTools(a *Agent) ([]tool.Tool, []string, error) {
 		case ToolUserControlFlow:
 			tools = append(tools, tool.GetUserInput())
 			instructions = append(instructions, tool.GetUserInputInstructions)
-		case ToolCalculator:
-			tools = append(tools, calculator.Tools()...)
-		case ToolTime:
-			tools = append(tools, clock.Tools(nil)...)
+		default:
+			built, extra, err := buildToolkit(context.Background(), name, a.ToolkitSettings[name])
+			if err != nil {
+				return nil, nil, &toolsError{err: err, line: a.Line}
+			}
+			tools = append(tools, built...)
+			if extra != "" {
+				instructions = append(instructions, extra)
+			}
 		}
 	}
 	for _, options := range a.ToolOptions {
@@ -59,6 +63,7 @@ func buildTools(a *Agent) ([]tool.Tool, []string, error) {
 			UserInputFields:      options.UserInputFields,
 			ExternalExecution:    options.ExternalExecution,
 			StopAfterToolCall:    options.StopAfterToolCall,
+			ShowResult:           options.ShowResult,
 		})
 		if err != nil {
 			return nil, nil, &toolsError{err: err, line: options.Line}

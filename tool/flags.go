@@ -31,6 +31,9 @@ type Flags struct {
 	ExternalExecution *bool
 	// StopAfterToolCall ends the model loop after the call's result.
 	StopAfterToolCall *bool
+	// ShowResult shows each successful call's result to the user as run
+	// content.
+	ShowResult *bool
 }
 
 // WithFlags returns a copy of t whose [Spec] carries flags; t itself is not
@@ -52,6 +55,7 @@ func WithFlags(t Tool, flags Flags) (Tool, error) {
 	set(&spec.RequiresUserInput, flags.RequiresUserInput)
 	set(&spec.ExternalExecution, flags.ExternalExecution)
 	set(&spec.StopAfterToolCall, flags.StopAfterToolCall)
+	set(&spec.ShowResult, flags.ShowResult)
 	if spec.RequiresUserInput && (len(flags.UserInputFields) > 0 || len(spec.UserInputSchema) == 0) {
 		fields, err := UserInputFields(spec, flags.UserInputFields)
 		if err != nil {

@@ -38,6 +38,9 @@ type Config struct {
 	// becomes the run's answer; a failed call does not end it. Defaults to
 	// false.
 	StopAfterToolCall bool
+	// ShowResult shows each successful call's result to the user as run
+	// content, as well as giving it to the model. Defaults to false.
+	ShowResult bool
 }
 
 // namePattern is the tool-name rule shared by OpenAI, Anthropic and Gemini.
@@ -170,6 +173,7 @@ func newBase(cfg Config, schema *jsonschema.Schema) (base, error) {
 			UserInputSchema:      inputSchema,
 			ExternalExecution:    cfg.ExternalExecution,
 			StopAfterToolCall:    cfg.StopAfterToolCall,
+			ShowResult:           cfg.ShowResult,
 		},
 		resolved: resolved,
 	}, nil

@@ -135,6 +135,13 @@ func (s *Set) spec(name string) (Spec, bool) {
 	return s.specs[i], true
 }
 
+// ShowResult reports whether the tool called name shows its results to
+// the user ([Spec.ShowResult]).
+func (s *Set) ShowResult(name string) bool {
+	spec, ok := s.spec(name)
+	return ok && spec.ShowResult
+}
+
 // Tools returns the tools in order.
 func (s *Set) Tools() []Tool {
 	if s == nil {

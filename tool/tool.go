@@ -40,4 +40,8 @@ type Spec struct {
 	// StopAfterToolCall ends the model loop after this tool's result, which
 	// becomes the run's answer; a failed call does not end it.
 	StopAfterToolCall bool
+	// ShowResult shows the call's result to the user as run content (a
+	// RunContent event, and the run's content before the model's answer),
+	// as well as giving it to the model; a failed call is not shown.
+	ShowResult bool
 }

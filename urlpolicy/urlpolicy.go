@@ -189,3 +189,70 @@ func matchesAny(list []string, host string, literal netip.Addr, isLiteral bool) 
 func redact(u *url.URL) string {
 	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
+
+// ErrDialRefused is wrapped by the error of a connection [Policy.DialContext]
+// refused to make.
+var ErrDialRefused = errors.New("connection refused by the URL policy")
+
+// DialContext returns a dial function for an [net/http.Transport] that
+// connects only where the policy allows: a denied host, a host outside a
+// non-empty Allow list, or — with BlockPrivate — a host resolving to a
+// loopback, private or link-local address is refused with an error wrapping
+// [ErrDialRefused]. It checks the very addresses it connects to, so a name
+// that resolves to a public address when a URL is checked and to a private
+// one when it is fetched (DNS rebinding), or a redirect into the private
+// network, is refused too. dialer defaults to a zero net.Dialer.
+func (p *Policy) DialContext(dialer *net.Dialer) func(ctx context.Context, network, address string) (net.Conn, error) {
+	if dialer == nil {
+		dialer = &net.Dialer{}
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		if p == nil {
+			return dialer.DialContext(ctx, network, address)
+		}
+		host, port, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q: %w", ErrDialRefused, address, err)
+		}
+		host = strings.ToLower(strings.TrimSuffix(host, "."))
+		literal, parseErr := netip.ParseAddr(host)
+		isLiteral := parseErr == nil
+		if matchesAny(p.Deny, host, literal, isLiteral) {
+			return nil, fmt.Errorf("%w: host %s is denied", ErrDialRefused, host)
+		}
+		if len(p.Allow) > 0 {
+			if !matchesAny(p.Allow, host, literal, isLiteral) {
+				return nil, fmt.Errorf("%w: host %s is not in the allowed hosts", ErrDialRefused, host)
+			}
+			return dialer.DialContext(ctx, network, address)
+		}
+		if !p.BlockPrivate {
+			return dialer.DialContext(ctx, network, address)
+		}
+		addrs := []netip.Addr{literal}
+		if !isLiteral {
+			resolver := p.Resolver
+			if resolver == nil {
+				resolver = net.DefaultResolver
+			}
+			addrs, err = resolver.LookupNetIP(ctx, "ip", host)
+			if err != nil {
+				return nil, fmt.Errorf("look up %s: %w", host, err)
+			}
+		}
+		for _, addr := range addrs {
+			if private(addr.Unmap()) || matchesAny(p.Deny, host, addr, true) {
+				return nil, fmt.Errorf("%w: host %s is a private, loopback or link-local address (%s)", ErrDialRefused, host, addr)
+			}
+		}
+		var errs []error
+		for _, addr := range addrs {
+			conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(addr.Unmap().String(), port))
+			if err == nil {
+				return conn, nil
+			}
+			errs = append(errs, err)
+		}
+		return nil, errors.Join(errs...)
+	}
+}

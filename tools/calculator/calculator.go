@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"github.com/agnogo/agnogo/tool"
+	"github.com/agnogo/agnogo/toolkit"
 )
 
 // The tools' names.
@@ -113,4 +114,16 @@ func Tools() []tool.Tool {
 				return number(SquareRootName, math.Sqrt(p.N))
 			}),
 	}
+}
+
+// Settings are the calculator's settings: it has none of its own, only
+// the keys every toolkit takes (toolkit.Options).
+type Settings struct{}
+
+// Definition declares the toolkit for config files, as calculator.
+func Definition() toolkit.Definition {
+	return toolkit.Define("calculator", "Arithmetic: add, subtract, multiply, divide, exponentiate, factorial, is_prime, square_root.",
+		Names(), func(context.Context, Settings) (*toolkit.Toolkit, error) {
+			return &toolkit.Toolkit{Name: "calculator", Tools: Tools()}, nil
+		})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agnogo/agnogo/tool"
+	"github.com/agnogo/agnogo/toolkit"
 )
 
 // The tools' names.
@@ -78,4 +79,16 @@ func Tools(now func() time.Time) []tool.Tool {
 				return answerOf(t.In(loc)), nil
 			}),
 	}
+}
+
+// Settings are the time toolkit's settings: it has none of its own, only
+// the keys every toolkit takes (toolkit.Options).
+type Settings struct{}
+
+// Definition declares the toolkit for config files, as time.
+func Definition() toolkit.Definition {
+	return toolkit.Define("time", "The current date and time in a time zone, and times converted between zones.",
+		Names(), func(context.Context, Settings) (*toolkit.Toolkit, error) {
+			return &toolkit.Toolkit{Name: "time", Tools: Tools(nil)}, nil
+		})
 }
