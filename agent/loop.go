@@ -101,7 +101,7 @@ func (a *Agent) modelLoop(ctx context.Context, st *runState) error {
 		if stop {
 			// The run's answer is what the stopping calls returned (a team
 			// that responds directly answers with its member's answer).
-			st.out.Content = stoppedWith(st.out.Tools[len(st.out.Tools)-len(resp.ToolCalls):])
+			st.out.Content = stoppedWith(st.batch)
 			return nil
 		}
 	}

@@ -30,6 +30,9 @@ type runState struct {
 	messages []*run.Message
 	// toolCalls counts the tool calls made so far, for ToolCallLimit.
 	toolCalls int
+	// batch holds the executions of the model turn's calls last run, in
+	// call order (the calls they made of other tools left out).
+	batch []*run.ToolExecution
 	// schema is the structured answer the run asks for: the run's own
 	// output schema, else the agent's; nil for a text answer.
 	schema *OutputSchema

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agnogo/agnogo/run"
@@ -11,8 +12,9 @@ import (
 )
 
 // runTools executes one model turn's tool calls and appends their results.
-// It reports whether a tool asked to stop the loop, and returns errPaused
-// when a tool waits for a person.
+// It reports whether a tool asked to stop the loop (st.batch holds the
+// turn's executions, for its answer), and returns errPaused when a tool
+// waits for a person.
 func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall) (stop bool, err error) {
 	for _, call := range calls {
 		if !st.r.Active() {
@@ -25,12 +27,17 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 	outcomes := tool.Execute(ctx, st.p.tools, calls, tool.ExecuteOptions{Limit: a.cfg.ToolCallLimit, Used: st.toolCalls, Now: a.cfg.Now,
 		RunID: st.out.RunID, Journal: journal})
 	paused := false
+	st.batch = st.batch[:0]
 	for _, outcome := range outcomes {
 		if outcome.Counted {
 			st.toolCalls++
 		}
 		exec := outcome.Execution
+		// The calls a call made of other tools (a CodeMode program's) come
+		// first, as they were made first.
+		st.out.Tools = append(st.out.Tools, outcome.Nested...)
 		st.out.Tools = append(st.out.Tools, exec)
+		st.batch = append(st.batch, exec)
 		// The child runs a call ran (a team's members) count in the run's
 		// metrics, replayed calls included.
 		st.out.Metrics.AddRun(outcome.ChildMetrics)
@@ -244,6 +251,14 @@ func (a *Agent) resumeChild(ctx context.Context, st *runState, t *run.ToolExecut
 	resolved := st.out.ChildRequirements(t.ChildRunID)
 	outcome := tool.Resume(ctx, st.p.tools, t, resolved, tool.ExecuteOptions{Now: a.cfg.Now, RunID: st.out.RunID, Journal: journal})
 	st.out.Metrics.AddRun(outcome.ChildMetrics)
+	if len(outcome.Nested) > 0 {
+		// The calls made while resuming go before the call they belong to.
+		at := slices.Index(st.out.Tools, t)
+		if at < 0 {
+			at = len(st.out.Tools)
+		}
+		st.out.Tools = slices.Insert(st.out.Tools, at, outcome.Nested...)
+	}
 	if outcome.Child != nil {
 		// The child's resolved requirements make way for its new ones.
 		kept := st.out.Requirements[:0:0]

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agnogo/agnogo/tool"
 )
 
 // The AgentOS MCP server (mcp.md §b.1–b.3) serves the OS's own actions as
@@ -42,6 +44,24 @@ type MCPServerConfig struct {
 	// the CORS origins when the server has auth, and to localhost only
 	// when it has none.
 	AllowedOrigins []string
+	// Tools are custom tools served beside the built-in ones, under their
+	// own names and schemas; their calls are checked against the scope
+	// mcp_tools:<name>:run (or mcp_tools:run, or the admin scope) when JWT
+	// scopes are on, and their context carries the caller
+	// ([CallerFromContext]). A tool error, or a call that needs a person
+	// (confirmation, user input, external execution), is a tool error the
+	// client reads. Defaults to none.
+	Tools []tool.Tool
+}
+
+// mcpToolsResource is the RBAC resource of the MCP server's custom tools.
+const mcpToolsResource = "mcp_tools"
+
+// CallerFromContext returns the authenticated caller of a request, or of
+// an MCP call of a custom tool; false outside one.
+func CallerFromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
 }
 
 // mcpPath is where the MCP server is served.
@@ -63,6 +83,15 @@ func (c *MCPServerConfig) check() error {
 	for _, tag := range slices.Concat(c.IncludeTags, c.ExcludeTags) {
 		if tag != mcpTagCore && tag != mcpTagSession {
 			return fmt.Errorf("mcp_server tag %q: want core or session", tag)
+		}
+	}
+	builtin := []string{"get_agentos_config", "run_agent", "run_team", "run_workflow", "continue_run", "cancel_run", "get_sessions", "get_session_runs"}
+	if _, err := tool.NewSet(c.Tools...); err != nil {
+		return fmt.Errorf("mcp_server tools: %w", err)
+	}
+	for _, t := range c.Tools {
+		if name := t.Spec().Name; slices.Contains(builtin, name) {
+			return fmt.Errorf("mcp_server tools: %q is the name of a built-in tool", name)
 		}
 	}
 	return nil
@@ -155,7 +184,59 @@ func (o *OS) mcpServer() *sdk.Server {
 		sdk.AddTool(s, &sdk.Tool{Name: "get_session_runs", Description: "A session's runs (or one of them, with run_id).",
 			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, o.mcpSessionRuns)
 	}
+	for _, t := range cfg.Tools {
+		spec := t.Spec()
+		schema := spec.Parameters
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		s.AddTool(&sdk.Tool{Name: spec.Name, Description: spec.Description, InputSchema: schema}, o.mcpCustom(t, spec))
+	}
 	return s
+}
+
+// mcpCustom answers a call of a custom tool: the caller is authenticated
+// as on the REST routes and needs mcp_tools:<name>:run; the tool's
+// arguments are validated as in a run.
+func (o *OS) mcpCustom(t tool.Tool, spec tool.Spec) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		p := Principal{Admin: true}
+		if o.auth.enabled() {
+			r := httptest.NewRequestWithContext(ctx, http.MethodPost, mcpPath, nil)
+			if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+				r.Header.Set("Authorization", extra.Header.Get("Authorization"))
+			}
+			var detail string
+			if p, detail = o.auth.authenticate(r); detail != "" {
+				return errorResult(fmt.Sprintf("401 Unauthorized: %s", detail)), nil
+			}
+			if !o.allowed(p, mcpToolsResource, spec.Name, "run") {
+				return errorResult("403 Forbidden: " + forbiddenDetail(mcpToolsResource, spec.Name, "run")), nil
+			}
+		}
+		if spec.RequiresConfirmation || spec.RequiresUserInput || spec.ExternalExecution {
+			return errorResult(fmt.Sprintf("tool %s waits for a person or the client before each call, which an MCP call cannot: run it inside an agent", spec.Name)), nil
+		}
+		args := req.Params.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		if v, ok := t.(tool.Validator); ok {
+			if err := v.ValidateArgs(args); err != nil {
+				return errorResult(err.Error()), nil
+			}
+		}
+		result, err := t.Call(context.WithValue(ctx, principalKey{}, p), args)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: result}}}, nil
+	}
+}
+
+// errorResult is a failed tool call as the MCP client reads it.
+func errorResult(msg string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
 }
 
 func article(noun string) string {

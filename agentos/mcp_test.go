@@ -198,3 +198,46 @@ func TestMCPServerRefusesForeignOrigins(t *testing.T) {
 	info := decode[map[string]any](t, off.get(t, "/info"))
 	require.Equal(t, map[string]any{"enabled": false, "path": nil, "oauth": nil}, info["mcp"])
 }
+
+// TestMCPServerCustomTools: a custom Go tool is served beside the built-in
+// ones; its calls are validated, need mcp_tools:<name>:run under JWT
+// scopes, and know their caller.
+func TestMCPServerCustomTools(t *testing.T) {
+	type greetArgs struct {
+		Name string `json:"name"`
+	}
+	greet := tool.MustNew(tool.Config{Name: "greet", Description: "Greet someone."}, func(ctx context.Context, a greetArgs) (string, error) {
+		caller, _ := agentos.CallerFromContext(ctx)
+		return "hello " + a.Name + " from " + caller.Subject, nil
+	})
+	confirm := tool.MustNew(tool.Config{Name: "deploy", RequiresConfirmation: true}, func(context.Context, struct{}) (string, error) {
+		return "deployed", nil
+	})
+	s := newServer(t, nil, func(a *agent.Config, c *agentos.Config) {
+		withAuth(agentos.AuthConfig{JWT: rsaJWT(t)})(a, c)
+		c.MCPServer = &agentos.MCPServerConfig{Enabled: true, Tools: []tool.Tool{greet, confirm}}
+	})
+	granted := mcpClient(t, s.URL, rs256(t, "alice", "mcp_tools:greet:run", "mcp_tools:deploy:run"))
+	tools, err := granted.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, listed := range tools.Tools {
+		names = append(names, listed.Name)
+	}
+	require.Contains(t, names, "greet")
+	require.Contains(t, names, "run_agent")
+
+	res := callTool(t, granted, "greet", map[string]any{"name": "Bob"})
+	require.False(t, res.IsError, text(res))
+	require.Equal(t, "hello Bob from alice", text(res))
+	bad := callTool(t, granted, "greet", map[string]any{"name": 7})
+	require.True(t, bad.IsError)
+	require.Contains(t, text(bad), `property "name"`)
+	waits := callTool(t, granted, "deploy", nil)
+	require.True(t, waits.IsError)
+	require.Contains(t, text(waits), "waits for a person")
+
+	refused := callTool(t, mcpClient(t, s.URL, rs256(t, "carol", "agents:run")), "greet", map[string]any{"name": "Bob"})
+	require.True(t, refused.IsError)
+	require.Contains(t, text(refused), "403 Forbidden: Insufficient permissions: missing scope mcp_tools:greet:run")
+}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agnogo/agnogo/codemode"
+	"github.com/agnogo/agnogo/tool"
 	"io"
 	"log/slog"
 	"net/http"
@@ -100,6 +102,7 @@ type OS struct {
 	queue      *durable.Queue
 	redis      io.Closer                  // the queue's Redis client, when it has one
 	mcpServers map[*MCPServer]*mcp.Server // the native agents' MCP servers
+	mcpTools   []tool.Tool                // the toolkits mcp_server serves
 }
 
 // MissingCredential is a model built without credentials: its agents' runs
@@ -241,6 +244,12 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 		_ = built.Close()
 		return nil, err
 	}
+	if m := f.MCPServer; m != nil && len(m.Tools) > 0 {
+		if built.mcpTools, _, err = buildTools(&Agent{Tools: m.Tools, ToolkitSettings: m.ToolkitSettings}); err != nil {
+			_ = built.Close()
+			return nil, &Error{Source: f.Source, Line: m.Line, Message: fmt.Sprintf("mcp_server tools: %v", err)}
+		}
+	}
 	models := map[*Model]model.Model{}
 	missing := map[*Model]int{} // index in built.MissingCredentials
 	// modelFor builds a configured model once, however many agents use it,
@@ -336,6 +345,13 @@ func (f *File) buildAgent(a *Agent, m, memoryModel model.Model, store dburl.Stor
 	}
 	if cfg.Tools, err = addMCPTools(a, cfg.Tools, connected); err != nil {
 		return nil, err
+	}
+	if a.CodeMode != nil {
+		cm, err := codemode.New(cfg.Tools, a.CodeMode.config())
+		if err != nil {
+			return nil, &toolsError{err: err, line: a.CodeMode.Line}
+		}
+		cfg.Tools = cm.Tools()
 	}
 	return agent.New(cfg)
 }

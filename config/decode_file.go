@@ -27,7 +27,7 @@ var (
 
 // mcpEndpointKeys are the keys of the mcp_server mapping, in the
 // documentation's order.
-var mcpEndpointKeys = []string{"enabled", "include_tags", "exclude_tags", "result_mode", "allowed_origins"}
+var mcpEndpointKeys = []string{"enabled", "include_tags", "exclude_tags", "result_mode", "allowed_origins", "tools"}
 
 // serverKeys are the keys of the server mapping, in the documentation's
 // order.
@@ -223,7 +223,7 @@ func (d *decoder) decodeMCPEndpoint(node *yaml.Node) *MCPEndpoint {
 	if isNull(node) {
 		return nil
 	}
-	m := &MCPEndpoint{ResultMode: "trimmed"}
+	m := &MCPEndpoint{ResultMode: "trimmed", Line: deref(node).Line}
 	for _, f := range d.fields(node, "mcp_server") {
 		what := label(f.name(), "mcp_server")
 		switch f.name() {
@@ -245,6 +245,17 @@ func (d *decoder) decodeMCPEndpoint(node *yaml.Node) *MCPEndpoint {
 			m.ResultMode = d.oneOf(f.value, what, false, "trimmed", "full")
 		case "allowed_origins":
 			m.AllowedOrigins = d.origins(f.value)
+		case "tools":
+			var entries []*ToolOptions
+			m.Tools, m.ToolkitSettings, entries = d.nativeTools(f.value, what, "mcp_server")
+			for _, entry := range entries {
+				d.errorAt(entry.Line, "%s: list toolkits, with their settings (web_search: {provider: tavily}); tool entries are for agents", what)
+			}
+			for _, name := range m.Tools {
+				if name == ToolWorkspace || name == ToolUserControlFlow {
+					d.errorf(f.value, "%s: %s needs a person or a workspace of an agent's run; it cannot be served over MCP", what, name)
+				}
+			}
 		default:
 			d.unknownKey(f, "mcp_server", mcpEndpointKeys)
 		}

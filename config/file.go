@@ -387,6 +387,10 @@ type Agent struct {
 	// whose root is an object. Defaults to nil: a text answer.
 	OutputSchema *agent.OutputSchema
 
+	// CodeMode, when set, gives the model run_code in place of the agent's
+	// tools (those of its toolkits, tool entries and MCP servers): it
+	// writes a Starlark program calling them. Defaults to nil: off.
+	CodeMode *CodeMode
 	// ToolOptions are the entries of a native agent's tools written as
 	// mappings, in file order: flags on a tool of a listed toolkit, or
 	// tools declared in the file that the client runs or a person answers.
@@ -559,4 +563,13 @@ type MCPEndpoint struct {
 	// AllowedOrigins are the browser origins allowed. Defaults to the CORS
 	// origins (localhost only when the server has no auth).
 	AllowedOrigins []string
+	// Tools are toolkits served as custom tools beside the built-in ones,
+	// by name, with their settings in ToolkitSettings (as an agent's
+	// tools). Defaults to none.
+	Tools []string
+	// ToolkitSettings are the settings of the listed toolkits, by name, as
+	// JSON. Defaults to nil.
+	ToolkitSettings map[string]json.RawMessage
+	// Line is where the key is.
+	Line int
 }

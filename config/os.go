@@ -61,7 +61,7 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 		cfg.CORSAllowedOrigins = f.CORSAllowedOrigins
 		if m := f.MCPServer; m != nil {
 			cfg.MCPServer = &agentos.MCPServerConfig{Enabled: m.Enabled, IncludeTags: m.IncludeTags, ExcludeTags: m.ExcludeTags,
-				ResultMode: m.ResultMode, AllowedOrigins: m.AllowedOrigins}
+				ResultMode: m.ResultMode, AllowedOrigins: m.AllowedOrigins, Tools: o.mcpTools}
 		}
 		if f.Auth != nil {
 			cfg.Auth.SecurityKey = f.Auth.SecurityKey

@@ -30,7 +30,7 @@ var agentConfigKeys = map[string][]string{
 	"Name":                 {"agent:name"},
 	"Model":                {"agent:model"},
 	"Instructions":         {"agent:instructions"},
-	"Tools":                {"agent:tools", "agent:workspace", "agent:mcp_servers"},
+	"Tools":                {"agent:tools", "agent:workspace", "agent:mcp_servers", "agent:code_mode"},
 	"SessionState":         {"agent:session_state"},
 	"AddHistoryToContext":  {"agent:add_history_to_context"},
 	"NumHistoryRuns":       {"agent:num_history_runs"},

@@ -7,8 +7,15 @@ import (
 
 	"github.com/agnogo/agnogo/tool"
 	"github.com/agnogo/agnogo/toolkit"
+	"github.com/agnogo/agnogo/tools/anakin"
 	"github.com/agnogo/agnogo/tools/calculator"
 	"github.com/agnogo/agnogo/tools/clock"
+	"github.com/agnogo/agnogo/tools/github"
+	"github.com/agnogo/agnogo/tools/httptool"
+	"github.com/agnogo/agnogo/tools/slack"
+	"github.com/agnogo/agnogo/tools/sqltool"
+	"github.com/agnogo/agnogo/tools/webfetch"
+	"github.com/agnogo/agnogo/tools/websearch"
 )
 
 // toolkits is the registry of the toolkits a native agent's tools list can
@@ -18,6 +25,13 @@ var toolkits = sync.OnceValue(func() *toolkit.Registry {
 	registry, err := toolkit.NewRegistry(
 		calculator.Definition(),
 		clock.Definition(),
+		httptool.Definition(),
+		webfetch.Definition(),
+		websearch.Definition(),
+		anakin.Definition(),
+		github.Definition(),
+		slack.Definition(),
+		sqltool.Definition(),
 	)
 	if err != nil {
 		panic(err) // the list above is fixed: a duplicate name is a bug caught by every test

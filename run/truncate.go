@@ -1,5 +1,7 @@
 package run
 
+import "strings"
+
 // Cutting a run's conversation short, as continue_from, forks and checkpoint
 // snapshots do (runtime.md §12): the cut never separates a tool call from its
 // results, and tools and requirements of dropped messages go with them.
@@ -24,7 +26,9 @@ func SafeCut(messages []*Message, k int) int {
 	return k
 }
 
-// KeptTools returns the tool executions whose calls survive in messages.
+// KeptTools returns the tool executions whose calls survive in messages,
+// with the calls those calls made of other tools (a CodeMode program's,
+// whose ids are the making call's id, a dot and a number).
 func KeptTools(tools []*ToolExecution, messages []*Message) []*ToolExecution {
 	calls := map[string]bool{}
 	for _, msg := range messages {
@@ -34,7 +38,11 @@ func KeptTools(tools []*ToolExecution, messages []*Message) []*ToolExecution {
 	}
 	var kept []*ToolExecution
 	for _, t := range tools {
-		if calls[t.ToolCallID] {
+		id := t.ToolCallID
+		if dot := strings.LastIndexByte(id, '.'); !calls[id] && dot > 0 {
+			id = id[:dot]
+		}
+		if calls[id] {
 			kept = append(kept, t)
 		}
 	}

@@ -40,6 +40,7 @@ type children struct {
 	runID   string
 	metrics *run.RunMetrics
 	images  []run.Image
+	nested  []*run.ToolExecution
 }
 
 // withChildren returns ctx with a fresh record of child runs for the call
@@ -67,6 +68,7 @@ func (c *children) record(o *Outcome) {
 	}
 	o.ChildMetrics = c.metrics
 	o.Images = c.images
+	o.Nested = c.nested
 }
 
 // SetChildRunID records, from inside a tool's call, the child run the call
@@ -112,6 +114,20 @@ func AddImages(ctx context.Context, images ...run.Image) {
 	c.images = append(c.images, images...)
 }
 
+// RecordNested records, from inside a tool's call, calls the call made of
+// other tools (a CodeMode program's): the caller adds them to its run's
+// tools before the call itself ([Outcome.Nested]), and a journal keeps them
+// with the call. Safe for concurrent use. Outside a call it does nothing.
+func RecordNested(ctx context.Context, execs ...*run.ToolExecution) {
+	c, ok := ctx.Value(childKey{}).(*children)
+	if !ok || len(execs) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nested = append(c.nested, execs...)
+}
+
 // Resumer is a [Tool] whose calls can wait on a child run ([ChildPause]):
 // Resume finishes such a call once the child's requirements are resolved.
 type Resumer interface {
@@ -123,10 +139,11 @@ type Resumer interface {
 
 // journaledResume is what a journal records of a resumed call.
 type journaledResume struct {
-	Result       string          `json:"result,omitempty"`
-	Error        string          `json:"error,omitempty"`
-	Child        *ChildPause     `json:"child,omitempty"`
-	ChildMetrics *run.RunMetrics `json:"child_metrics,omitempty"`
+	Result       string               `json:"result,omitempty"`
+	Error        string               `json:"error,omitempty"`
+	Child        *ChildPause          `json:"child,omitempty"`
+	ChildMetrics *run.RunMetrics      `json:"child_metrics,omitempty"`
+	Nested       []*run.ToolExecution `json:"nested,omitempty"`
 }
 
 // Resume finishes a call that waited on a child run: it calls the tool's
@@ -147,11 +164,12 @@ func Resume(ctx context.Context, tools *Set, call *run.ToolExecution, requiremen
 	metrics := &run.ToolCallMetrics{}
 	metrics.StartTimer(now())
 	var childMetrics *run.RunMetrics
+	var nested []*run.ToolExecution
 	resume := func(ctx context.Context) (string, error) {
 		ctx, kids := withChildren(ctx, call.ToolCallID)
 		result, err := safeResume(ctx, resumer, call, requirements)
 		kids.mu.Lock()
-		childMetrics = kids.metrics
+		childMetrics, nested = kids.metrics, kids.nested
 		kids.mu.Unlock()
 		return result, err
 	}
@@ -164,7 +182,7 @@ func Resume(ctx context.Context, tools *Set, call *run.ToolExecution, requiremen
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			record := journaledResume{Result: result, ChildMetrics: childMetrics}
+			record := journaledResume{Result: result, ChildMetrics: childMetrics, Nested: nested}
 			var child *ChildPause
 			switch {
 			case errors.As(err, &child):
@@ -177,7 +195,7 @@ func Resume(ctx context.Context, tools *Set, call *run.ToolExecution, requiremen
 		if err == nil {
 			var record journaledResume
 			if err = json.Unmarshal(data, &record); err == nil {
-				result, childMetrics = record.Result, record.ChildMetrics
+				result, childMetrics, nested = record.Result, record.ChildMetrics, record.Nested
 				switch {
 				case record.Child != nil:
 					err = record.Child
@@ -191,7 +209,7 @@ func Resume(ctx context.Context, tools *Set, call *run.ToolExecution, requiremen
 	}
 	metrics.StopTimer(now())
 	call.Metrics = metrics
-	out.ChildMetrics = childMetrics
+	out.ChildMetrics, out.Nested = childMetrics, nested
 	out.settle(result, err)
 	return out
 }

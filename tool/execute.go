@@ -77,6 +77,10 @@ type Outcome struct {
 	// Images are the images the call produced ([AddImages]), for the
 	// caller to add to its run's.
 	Images []run.Image
+	// Nested are the calls the call made of other tools
+	// ([RecordNested]), for the caller to add to its run's tools before
+	// the call's own execution.
+	Nested []*run.ToolExecution
 	// Counted reports whether the call counts against the tool_call_limit:
 	// every call of a known tool not refused by the limit, paused ones
 	// included, as in Agno. Add the counted outcomes to
@@ -222,6 +226,7 @@ type journaledCall struct {
 	ChildRunID    string               `json:"child_run_id,omitempty"`
 	ChildMetrics  *run.RunMetrics      `json:"child_metrics,omitempty"`
 	Images        []run.Image          `json:"images,omitempty"`
+	Nested        []*run.ToolExecution `json:"nested,omitempty"`
 }
 
 // executeJournaled runs the jobs as one batch of journaled steps and fills
@@ -244,7 +249,7 @@ func executeJournaled(ctx context.Context, journal run.Journal, outcomes []Outco
 				return nil, err
 			}
 			record := journaledCall{Result: probe.Execution.Result, ToolCallError: probe.Execution.ToolCallError, Metrics: probe.Execution.Metrics, Child: probe.Child,
-				ChildRunID: probe.Execution.ChildRunID, ChildMetrics: probe.ChildMetrics, Images: probe.Images}
+				ChildRunID: probe.Execution.ChildRunID, ChildMetrics: probe.ChildMetrics, Images: probe.Images, Nested: probe.Nested}
 			if probe.Err != nil {
 				record.Error = probe.Err.Error()
 			}
@@ -264,7 +269,7 @@ func executeJournaled(ctx context.Context, journal run.Journal, outcomes []Outco
 			continue
 		}
 		out.Execution.Result, out.Execution.ToolCallError, out.Execution.Metrics = record.Result, record.ToolCallError, record.Metrics
-		out.Execution.ChildRunID, out.ChildMetrics, out.Images = record.ChildRunID, record.ChildMetrics, record.Images
+		out.Execution.ChildRunID, out.ChildMetrics, out.Images, out.Nested = record.ChildRunID, record.ChildMetrics, record.Images, record.Nested
 		if record.Child != nil {
 			out.Child, out.Execution.ChildRunID = record.Child, record.Child.RunID
 		}

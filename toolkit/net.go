@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/urlpolicy"
 )
 
@@ -173,13 +174,18 @@ type Request struct {
 	Header http.Header
 	// Body, when not nil, is sent as JSON.
 	Body any
+	// StatusError, when set, makes the error of an answer outside 2xx
+	// (an API whose error body or headers say more than [StatusError]
+	// reads). Defaults to [StatusError].
+	StatusError func(resp *http.Response, body []byte) error
 }
 
 // DoJSON sends req with client and decodes a 2xx JSON answer into out
 // (when not nil). A failure is an [*Error] of toolkit classified with run's
 // error taxonomy: an HTTP status by [ClassifyStatus], a refused address, a
 // timeout or a connection failure by [Classify]. The body read is bounded
-// by limit.
+// by limit: a longer answer is a bad_request error naming
+// max_response_bytes, not a broken JSON document.
 func DoJSON(ctx context.Context, client *http.Client, toolkit string, req Request, limit int64, out any) error {
 	method := req.Method
 	var body io.Reader
@@ -206,21 +212,30 @@ func DoJSON(ctx context.Context, client *http.Client, toolkit string, req Reques
 	if req.Body != nil {
 		httpReq.Header.Set("Content-Type", "application/json")
 	}
-	httpReq.Header.Set("Accept", "application/json")
+	if httpReq.Header.Get("Accept") == "" {
+		httpReq.Header.Set("Accept", "application/json")
+	}
 	resp, err := client.Do(httpReq)
 	if err != nil {
 		return Classify(toolkit, err)
 	}
 	defer resp.Body.Close()
-	data, _, err := ReadBody(resp, limit)
+	data, more, err := ReadBody(resp, limit)
 	if err != nil {
 		return Classify(toolkit, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if req.StatusError != nil {
+			return req.StatusError(resp, data)
+		}
 		return StatusError(toolkit, resp.StatusCode, data)
 	}
 	if out == nil {
 		return nil
+	}
+	if more {
+		return &Error{Toolkit: toolkit, Class: run.ClassBadRequest, StatusCode: resp.StatusCode,
+			Message: fmt.Sprintf("the answer is larger than max_response_bytes (%d bytes): ask for less, or raise max_response_bytes", limit)}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return &Error{Toolkit: toolkit, Class: classUnknown, StatusCode: resp.StatusCode,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -274,4 +275,48 @@ func TestNetworkValidate(t *testing.T) {
 	require.ErrorContains(t, toolkit.Network{AllowHosts: []string{"http://x"}}.Validate(), "not a host name")
 	require.Equal(t, "https://x.test", toolkit.Network{}.Base("https://x.test/"))
 	require.Equal(t, 2*time.Second, toolkit.Network{TimeoutSeconds: 2}.Timeout())
+}
+
+func TestDoJSONBoundsTheAnswerAndTakesAStatusHook(t *testing.T) {
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/limited" {
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		_, _ = w.Write([]byte(`{"items":["` + strings.Repeat("x", 200) + `"]}`))
+	}))
+	defer server.Close()
+	client := toolkit.Network{AllowPrivate: true}.Client()
+	var out map[string]any
+	err := toolkit.DoJSON(t.Context(), client, "api", toolkit.Request{URL: server.URL}, 100, &out)
+	require.ErrorContains(t, err, "api: bad_request (HTTP 200): the answer is larger than max_response_bytes (100 bytes)")
+	require.NoError(t, toolkit.DoJSON(t.Context(), client, "api", toolkit.Request{URL: server.URL}, 1000, &out))
+
+	err = toolkit.DoJSON(t.Context(), client, "api", toolkit.Request{URL: server.URL + "/limited",
+		StatusError: func(resp *http.Response, _ []byte) error {
+			if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+				return &toolkit.Error{Toolkit: "api", Class: run.ClassRateLimit, StatusCode: resp.StatusCode, Message: "out of calls"}
+			}
+			return nil
+		}}, 1000, &out)
+	require.Equal(t, run.ClassRateLimit, run.ClassOf(err), "the hook reads the headers a status alone does not tell")
+}
+
+func TestCutAndResolveURL(t *testing.T) {
+	require.Equal(t, "héllo", toolkit.Cut("héllo", 5, " "))
+	require.Equal(t, "hé [cut: 2 of 5 characters shown]", toolkit.Cut("héllo", 2, " "))
+	base, err := url.Parse("https://api.example.com/v1")
+	require.NoError(t, err)
+	for raw, want := range map[string]string{"users/1": "https://api.example.com/v1/users/1", "/users/1": "https://api.example.com/v1/users/1",
+		"https://other.example/x": "https://other.example/x"} {
+		u, err := toolkit.ResolveURL("http", base, raw)
+		require.NoError(t, err)
+		require.Equal(t, want, u.String())
+	}
+	for raw, want := range map[string]string{"": "url is empty", "ftp://x/y": "only http and https", "users/1": "want an absolute http or https URL"} {
+		_, err := toolkit.ResolveURL("http", nil, raw)
+		require.ErrorContains(t, err, want)
+		require.Equal(t, run.ClassBadRequest, run.ClassOf(err))
+	}
 }
