@@ -12,10 +12,17 @@ import (
 )
 
 // builtin is every tool's Starlark function: it calls the tool named like
-// the function with the keyword arguments (or one dict) and returns its
-// result.
-func (p *program) builtin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	name := p.c.functions[fn.Name()]
+// the function, for the program the thread runs, with the keyword
+// arguments (or one dict) and returns its result.
+func builtin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	p, ok := thread.Local(programKey).(*program)
+	if !ok {
+		return nil, fmt.Errorf("%s: called outside run_code", fn.Name())
+	}
+	name, ok := p.c.functions[fn.Name()]
+	if !ok {
+		return nil, fmt.Errorf("%s: no such tool", fn.Name())
+	}
 	arguments, err := callArguments(name, args, kwargs)
 	if err != nil {
 		return nil, err
@@ -41,7 +48,7 @@ func (p *program) builtin(thread *starlark.Thread, fn *starlark.Builtin, args st
 	if decided {
 		return p.finishDecided(call, exec)
 	}
-	outcome := tool.Execute(p.ctx, p.c.tools, []run.ToolCall{call}, tool.ExecuteOptions{Now: p.c.cfg.Now})[0]
+	outcome := tool.Execute(p.ctx, p.c.tools, []run.ToolCall{call}, tool.ExecuteOptions{Now: p.c.cfg.Now, RunID: p.runID})[0]
 	if outcome.Paused() {
 		// The call waits for a person (or the client): the program stops
 		// here, and runs again from the start once it is resolved.
@@ -103,7 +110,7 @@ func (p *program) finishDecided(call run.ToolCall, decided *run.ToolExecution) (
 			return nil, fmt.Errorf("%s: %w", call.Function.Name, err)
 		}
 		call.Function.Arguments = string(encoded)
-		outcome := tool.Execute(p.ctx, p.c.tools, []run.ToolCall{call}, tool.ExecuteOptions{Resolved: true, Now: p.c.cfg.Now})[0]
+		outcome := tool.Execute(p.ctx, p.c.tools, []run.ToolCall{call}, tool.ExecuteOptions{Resolved: true, Now: p.c.cfg.Now, RunID: p.runID})[0]
 		exec.Result, exec.ToolCallError, exec.Metrics = outcome.Execution.Result, outcome.Execution.ToolCallError, outcome.Execution.Metrics
 	}
 	p.started(exec)

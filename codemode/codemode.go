@@ -275,6 +275,7 @@ type program struct {
 	ctx      context.Context
 	callID   string
 	r        *runhost.Run
+	runID    string // the run's id, for the calls' step keys
 	prior    map[string]*run.ToolExecution
 	resolved map[string]*run.ToolExecution
 	calls    int
@@ -298,6 +299,7 @@ func (c *CodeMode) execute(ctx context.Context, callID, code string, resolved ma
 		r.Lock()
 		out := r.Output()
 		sessionKey = out.UserID + "\x00" + out.SessionID
+		p.runID = out.RunID
 		for _, t := range out.Tools {
 			if strings.HasPrefix(t.ToolCallID, callID+".") && t.Result != nil {
 				p.prior[t.ToolCallID] = t
@@ -321,10 +323,14 @@ func (c *CodeMode) execute(ctx context.Context, callID, code string, resolved ma
 		globals[name] = value
 	}
 	for fn := range c.functions {
-		globals[fn] = starlark.NewBuiltin(fn, p.builtin)
+		globals[fn] = starlark.NewBuiltin(fn, builtin)
 	}
 	globals["json"], globals["math"] = starjson.Module, starmath.Module
 	thread := &starlark.Thread{Name: "run_code", Print: func(_ *starlark.Thread, msg string) { p.out.WriteString(msg + "\n") }}
+	// The tools' functions find the program they serve on the thread, so a
+	// function kept from an earlier program (f = add, or a def calling a
+	// tool) calls the tool for this one.
+	thread.SetLocal(programKey, p)
 	thread.SetMaxExecutionSteps(c.cfg.MaxSteps)
 	stop := context.AfterFunc(ctx, func() { thread.Cancel("the program ran out of time") })
 	defer stop()
@@ -369,6 +375,9 @@ func (p *program) failure(err error) error {
 	}
 	return fmt.Errorf("run_code: %s", msg)
 }
+
+// programKey is the thread-local key of the program a thread runs.
+const programKey = "agnogo.program"
 
 // isBuiltin reports whether v is a Go function.
 func isBuiltin(v starlark.Value) bool {

@@ -236,3 +236,17 @@ func TestNewRefusesToolsNamedLikeBuiltins(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, cm.Tools()[0].Spec().Description, "- get_weather()\n", "a tool whose name is no identifier is called by one")
 }
+
+// TestFunctionsKeptAcrossPrograms: a function a program keeps (an alias of
+// a tool, a def calling one) calls the tool for the program that runs it.
+func TestFunctionsKeptAcrossPrograms(t *testing.T) {
+	b := setup(t, []scripted.Reply{code("plus = add\ndef double(n):\n    return add(a=n, b=n)[\"sum\"]\n"), scripted.Text("ok"),
+		code(`[plus(a=1, b=1)["sum"], double(5)]`), scripted.Text("ok")}, codemode.Config{}, false)
+	_, err := b.agent.Run(t.Context(), &run.Input{InputContent: "define", SessionID: "s1"})
+	require.NoError(t, err)
+	out, err := b.agent.Run(t.Context(), &run.Input{InputContent: "use", SessionID: "s1"})
+	require.NoError(t, err)
+	require.Equal(t, "[2,10]", lastToolResult(t, b.model))
+	require.Len(t, out.Tools, 3, "the kept functions' calls are this run's tool executions")
+	require.Equal(t, out.Tools[2].ToolCallID+".1", out.Tools[0].ToolCallID)
+}
