@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/runhost"
 )
@@ -130,24 +131,41 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 		return nil, err
 	}
 	req := &model.Request{Messages: messages, Tools: st.p.toolDefs}
-	if schema := st.schema; schema != nil {
-		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: schema.strict}
-	}
-	var resp *model.Response
-	if journal, ok := run.JournalFrom(ctx); ok {
-		resp, err = a.journaledModelCall(ctx, journal, st, req)
-	} else {
-		resp, err = a.modelCall(ctx, st, req)
-	}
+	ctx, span := observe.StartModel(ctx, st.p.info.Provider, st.p.info.ID, lastText(messages))
+	resp, err := a.sendModelCall(ctx, st, req)
 	if err != nil {
+		span.EndModel("", nil, err)
 		return nil, err
 	}
 	usage := run.ModelMetrics{Metrics: resp.Usage, ID: st.p.info.ID, Provider: st.p.info.Provider}
 	if usage.Cost == nil {
 		usage.Cost = a.cfg.Prices.cost(st.p.info.ID, resp.Usage)
 	}
+	span.EndModel(resp.Content, &usage.Metrics, nil)
 	st.out.Metrics.AddModelUsage(run.ModelTypeModel, usage)
 	return resp, nil
+}
+
+// lastText is the text of the last message sent to the model, for its
+// span's input.
+func lastText(messages []*run.Message) string {
+	if len(messages) == 0 {
+		return ""
+	}
+	text, _ := messages[len(messages)-1].Content.(string)
+	return text
+}
+
+// sendModelCall makes the model call: one journal step under a journal,
+// else the call itself.
+func (a *Agent) sendModelCall(ctx context.Context, st *runState, req *model.Request) (*model.Response, error) {
+	if schema := st.schema; schema != nil {
+		req.ResponseFormat = &model.ResponseFormat{Name: schema.Name, Schema: schema.Schema, Strict: schema.strict}
+	}
+	if journal, ok := run.JournalFrom(ctx); ok {
+		return a.journaledModelCall(ctx, journal, st, req)
+	}
+	return a.modelCall(ctx, st, req)
 }
 
 // modelCall makes one model call, streaming its deltas when someone listens.

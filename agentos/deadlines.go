@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/agnogo/agnogo/observe"
 )
 
 // A client that stops reading an SSE stream would hold its handler (and,
@@ -34,18 +36,21 @@ func sseWriteTimeout(configured time.Duration) time.Duration {
 // sseDeadlines is what the streams of one server share: the write timeout,
 // where drops are logged, and how many there were.
 type sseDeadlines struct {
-	timeout time.Duration
+	timeout time.Duration // 0: no deadline
 	log     *slog.Logger
 	dropped atomic.Int64
+	metrics *observe.Metrics // counts the streams open
 }
 
-// withSSEWriteTimeout hands every request's SSE writer the write timeout.
-// Without a timeout it returns next.
+// withSSEWriteTimeout hands every request's SSE writer the write timeout,
+// and counts the streams open for the Prometheus metrics. With neither it
+// returns next.
 func (o *OS) withSSEWriteTimeout(next http.Handler) http.Handler {
-	if o.cfg.SSEWriteTimeout <= 0 {
+	metrics := o.cfg.Observer.Metrics()
+	if o.cfg.SSEWriteTimeout <= 0 && metrics == nil {
 		return next
 	}
-	shared := &sseDeadlines{timeout: o.cfg.SSEWriteTimeout, log: o.log}
+	shared := &sseDeadlines{timeout: max(o.cfg.SSEWriteTimeout, 0), log: o.log, metrics: metrics}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bounded := &sseBoundWriter{ResponseWriter: w, shared: shared, r: r}
 		next.ServeHTTP(bounded, r)
@@ -101,12 +106,13 @@ func sseBoundOf(w http.ResponseWriter) *sseBoundWriter {
 func (w *sseBoundWriter) started(rc *http.ResponseController) {
 	if w != nil {
 		w.rc = rc
+		w.shared.metrics.SSEClient(1)
 	}
 }
 
 // arm sets the deadline of the next write. A nil bound does nothing.
 func (w *sseBoundWriter) arm() {
-	if w != nil && w.rc != nil {
+	if w != nil && w.rc != nil && w.shared.timeout > 0 {
 		_ = w.rc.SetWriteDeadline(time.Now().Add(w.shared.timeout))
 	}
 }
@@ -134,7 +140,11 @@ func (w *sseBoundWriter) failed(err error, data, last []byte) error {
 // after the handler returns — a deadline of its own; the server lifts it
 // afterwards.
 func (w *sseBoundWriter) finish() {
-	if w.rc != nil && !w.dropped {
+	if w.rc == nil {
+		return
+	}
+	w.shared.metrics.SSEClient(-1)
+	if !w.dropped && w.shared.timeout > 0 {
 		_ = w.rc.SetWriteDeadline(time.Now().Add(w.shared.timeout))
 	}
 }

@@ -649,6 +649,66 @@ var otherAPIRoutes = []apiRoute{
 		errors:  []apiError{eDBNotFound, eValidation, eNoStore},
 	},
 
+	// Traces.
+	{
+		method: "GET", path: "/traces", id: "get_traces", tag: "Traces",
+		summary:     "List traces, newest first",
+		description: "The traces the tracing exporter wrote (tracing.enabled); empty when tracing is off. Under user isolation a caller sees only their own.",
+		query: []apiParam{
+			{name: "run_id", typ: "string", description: "Only the trace of this run."},
+			{name: "session_id", typ: "string", description: "Only traces of this session."},
+			qUserID,
+			{name: "agent_id", typ: "string", description: "Only traces of this agent."},
+			{name: "team_id", typ: "string", description: "Only traces of this team."},
+			{name: "workflow_id", typ: "string", description: "Only traces of this workflow."},
+			{name: "status", typ: "string", enum: []string{"OK", "ERROR"}, description: "Only traces with this status."},
+			{name: "start_time", typ: "string", description: "Only traces that started at or after this time (ISO-8601)."},
+			{name: "end_time", typ: "string", description: "Only traces that ended at or before this time (ISO-8601)."},
+			qPage, qLimit, qDBID,
+		},
+		ok:     apiResponse{status: 200, description: "A page of trace summaries.", schema: "TraceSummaryPage"},
+		errors: []apiError{eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "GET", path: "/traces/filter-schema", id: "get_trace_filter_schema", tag: "Traces",
+		summary: "The fields and operators POST /traces/search filters on",
+		ok:      apiResponse{status: 200, description: "The filter's fields.", schema: "TraceFilterSchema"},
+		errors:  []apiError{eNoStore},
+	},
+	{
+		method: "GET", path: "/traces/{trace_id}", id: "get_trace", tag: "Traces",
+		summary: "A trace with its spans as a tree (children under spans)",
+		query: []apiParam{
+			{name: "span_id", typ: "string", description: "Answer this span's node alone."},
+			{name: "run_id", typ: "string", description: "The run the trace must belong to."},
+			qDBID,
+		},
+		ok:     apiResponse{status: 200, description: "The trace (or the span's node, with span_id).", schema: "TraceDetail"},
+		errors: []apiError{{http.StatusNotFound, "no such trace (or it is another user's), or no such span in it"}, eDBNotFound, eNoStore},
+	},
+	{
+		method: "GET", path: "/trace_session_stats", id: "get_trace_session_stats", tag: "Traces",
+		summary: "How many traces each session has",
+		query: []apiParam{qUserID,
+			{name: "agent_id", typ: "string", description: "Only this agent's traces."},
+			{name: "team_id", typ: "string", description: "Only this team's traces."},
+			{name: "workflow_id", typ: "string", description: "Only this workflow's traces."},
+			{name: "start_time", typ: "string", description: "Only traces that started at or after this time (ISO-8601)."},
+			{name: "end_time", typ: "string", description: "Only traces that ended at or before this time (ISO-8601)."},
+			qPage, qLimit, qDBID},
+		ok:     apiResponse{status: 200, description: "A page of per-session counts.", schema: "TraceSessionStatsPage"},
+		errors: []apiError{eDBNotFound, eValidation, eNoStore},
+	},
+	{
+		method: "POST", path: "/traces/search", id: "search_traces", tag: "Traces",
+		summary:     "Search traces with a filter expression",
+		description: "Agno's filter language: EQ, NEQ, GT, GTE, LT, LTE, CONTAINS, STARTSWITH and IN (with values) on a field, AND and OR of conditions, NOT of a condition; 10 levels at most. group_by run answers trace details, session per-session counts.",
+		query:       []apiParam{qDBID},
+		body:        &apiBody{schema: "TraceSearch", required: true, description: "The filter, grouping and page."},
+		ok:          apiResponse{status: 200, description: "A page of trace details (group_by run) or of per-session counts (group_by session).", schema: "TraceDetailPage"},
+		errors:      []apiError{eBadRequest, eDBNotFound, eNoStore},
+	},
+
 	// Metrics.
 	{
 		method: "GET", path: "/metrics", id: "get_metrics", tag: "Metrics",
@@ -876,6 +936,38 @@ var apiSchemas = map[string]any{
 		"last_memory_updated_at": integer("When one last changed, epoch seconds."),
 	}, "user_id", "total_memories"),
 	"UserMemoryStatsPage": page("UserMemoryStats", "A page of per-user memory counts."),
+	"TraceSummary": obj("A trace (Agno's TraceSummary).", props{
+		"trace_id": str("32 hex digits."), "name": str("The name of its highest-level span."), "status": str("OK or ERROR."),
+		"duration": str(`"150ms" or "1.50s".`), "start_time": str("ISO-8601."), "end_time": str("ISO-8601."),
+		"total_spans": integer("Its spans."), "error_count": integer("Its failed spans."), "input": str("The root span's input."),
+		"run_id": str("The run."), "session_id": str("The session."), "user_id": str("The user."), "agent_id": str("The agent."),
+		"team_id": str("The team."), "workflow_id": str("The workflow."), "created_at": str("When it was first written, ISO-8601."),
+	}, "trace_id", "name", "status", "duration", "start_time", "end_time", "total_spans", "error_count", "created_at"),
+	"TraceSummaryPage": page("TraceSummary", "A page of traces."),
+	"TraceNode": obj("A span and its children (Agno's TraceNode).", props{
+		"id": str("The span id."), "name": str("The span's name."), "type": str("AGENT, TEAM, WORKFLOW, LLM, TOOL, CHAIN or UNKNOWN."),
+		"duration": str(`"150ms" or "1.50s".`), "start_time": str("ISO-8601."), "end_time": str("ISO-8601."), "status": str("OK, ERROR or UNSET."),
+		"input": str("input.value."), "output": str("output.value."), "error": str("The error, when it failed."),
+		"spans": arrayOf(ref("TraceNode")), "step_type": str("A workflow step's type."),
+		"metadata": map[string]any{"type": "object", "description": "By type: run_id; model, input_tokens, output_tokens; tool_name, parameters."},
+	}, "id", "name", "type", "duration", "start_time", "end_time", "status"),
+	"TraceDetail": obj("A trace with its span tree (Agno's TraceDetail).", props{
+		"trace_id": str("32 hex digits."), "name": str("The name of its highest-level span."), "status": str("OK or ERROR."),
+		"duration": str(`"150ms" or "1.50s".`), "output": str("The run's answer."), "error": str("The run's error."),
+		"tree": arrayOf(ref("TraceNode")),
+	}, "trace_id", "name", "status", "tree"),
+	"TraceDetailPage": page("TraceDetail", "A page of traces with their trees."),
+	"TraceSessionStats": obj("A session's traces.", props{
+		"session_id": str("The session."), "total_traces": integer("Its traces."), "first_trace_at": str("ISO-8601."), "last_trace_at": str("ISO-8601."),
+	}, "session_id", "total_traces"),
+	"TraceSessionStatsPage": page("TraceSessionStats", "A page of per-session counts."),
+	"TraceFilterSchema": obj("The fields a search filter names.", props{
+		"fields": arrayOf(map[string]any{"type": "object"}), "logical_operators": arrayOf(str("AND or OR.")),
+	}, "fields", "logical_operators"),
+	"TraceSearch": obj("POST /traces/search's body.", props{
+		"filter":   map[string]any{"type": "object", "description": "A filter expression: {op, key, value}, {op: IN, key, values}, {op: AND|OR, conditions}, {op: NOT, condition}."},
+		"group_by": str("run (default) or session."), "page": integer("From 1."), "limit": integer("1 to 100; 20 by default."),
+	}),
 	"DayMetrics": obj("One day's usage.", props{
 		"id": str("The day's id."), "date": str("The day, YYYY-MM-DD (UTC)."), "aggregation_period": str(`"daily"`),
 		"agent_runs_count": integer("Agent runs that day."), "agent_sessions_count": integer("Agent sessions created that day."),

@@ -16,6 +16,7 @@ import (
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
 	"github.com/agnogo/agnogo/media"
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -79,6 +80,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
+	// Observer observes the runs the server starts (spans, Prometheus
+	// metrics, run log lines), and takes the W3C traceparent of incoming
+	// requests. Defaults to nil: none.
+	Observer *observe.Observer
+	// PrometheusPath is where the observer's Prometheus metrics are served
+	// (under metrics:read). Defaults to [DefaultPrometheusPath].
+	PrometheusPath string
 }
 
 // OS serves the AgentOS API. It is an http.Handler.
@@ -206,8 +214,11 @@ func New(cfg Config) (*OS, error) {
 	o.queueRoutes(mux)
 	o.docsRoutes(mux)
 	o.mcpRoutes(mux)
+	o.traceRoutes(mux)
+	o.prometheusRoutes(mux)
 	disabledRoutes(mux, o.mcpEnabled())
 	o.handler = o.withCORS(o.withAuth(o.withCleanText(withJSONUnrouted(mux))))
+	o.handler = o.withObserver(o.handler)
 	o.handler = o.withSSEWriteTimeout(o.handler)
 	o.handler = o.withAccessLog(withoutTrailingSlash(o.handler))
 	return o, nil

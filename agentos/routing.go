@@ -90,7 +90,6 @@ type disabledFeature struct {
 var disabledFeatures = []disabledFeature{
 	{tag: "Knowledge", prefixes: []string{"knowledge"}},
 	{tag: "Evals", prefixes: []string{"eval-runs"}},
-	{tag: "Traces", prefixes: []string{"traces", "trace_session_stats"}},
 	{tag: "Schedules", prefixes: []string{"schedules"}},
 	{tag: "Approvals", prefixes: []string{"approvals"}},
 	{tag: "Service Accounts", prefixes: []string{"service-accounts"}},

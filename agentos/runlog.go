@@ -61,6 +61,9 @@ func runnerAttr(r run.Runner) slog.Attr { return slog.String(run.IDKey(kindOf(r)
 
 // logFailedRun logs one failed run.
 func (o *OS) logFailedRun(ctx context.Context, meta *inflightRun, runID, errorType, message string) {
+	if o.cfg.Observer.LogsRuns() {
+		return // the observer logs every run's end, failures included
+	}
 	if errorType == "" {
 		errorType = "unknown"
 	}

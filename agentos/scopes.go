@@ -176,6 +176,7 @@ var routeScopes = []routeScope{
 	{"DELETE", "/knowledge/content", "knowledge:delete"},
 	{"DELETE", "/knowledge/content/*", "knowledge:delete"},
 	{"GET", "/metrics", "metrics:read"},
+	{"GET", "/metrics/prometheus", "metrics:read"},
 	{"POST", "/metrics/refresh", "metrics:write"},
 	{"GET", "/metrics/refresh/status", "metrics:read"},
 	{"GET", "/eval-runs", "evals:read"},

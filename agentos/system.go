@@ -148,9 +148,18 @@ func (o *OS) handleConfig(w http.ResponseWriter, r *http.Request) {
 		"metrics":   o.section("Metrics", "agno_metrics"),
 		"learning":  nil,
 		"knowledge": map[string]any{"dbs": []any{}, "knowledge_instances": []any{}},
-		"evals":     nil, "traces": nil,
+		"evals":     nil, "traces": o.tracesSection(),
 		"agents": o.summaries(agentComponent), "teams": o.summaries(teamComponent), "workflows": o.summaries(workflowComponent), "interfaces": []any{},
 	})
+}
+
+// tracesSection is /config's traces: the trace tables, when the store has
+// them.
+func (o *OS) tracesSection() any {
+	if o.traceStore() == nil {
+		return nil
+	}
+	return o.section("Traces", "agno_traces")
 }
 
 // handleModels lists the models the agents use (Agno 2.9's GET /models;

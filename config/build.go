@@ -20,6 +20,7 @@ import (
 	"github.com/agnogo/agnogo/external"
 	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/model"
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/dburl"
 	"github.com/agnogo/agnogo/team"
@@ -57,6 +58,10 @@ type BuildOptions struct {
 	HTTPClient *http.Client
 	// Logger receives the agents' logs. Defaults to slog.Default().
 	Logger *slog.Logger
+	// RunLog receives one line per run start, end and failure (run, session,
+	// user, runner, duration, tokens, cost, error type, trace id). Defaults
+	// to nil: none (agnogo serve sets its logger).
+	RunLog *slog.Logger
 }
 
 // OS is what a config file builds: the opened database, the agents, the
@@ -103,6 +108,10 @@ type OS struct {
 	redis      io.Closer                  // the queue's Redis client, when it has one
 	mcpServers map[*MCPServer]*mcp.Server // the native agents' MCP servers
 	mcpTools   []tool.Tool                // the toolkits mcp_server serves
+	// Observer observes the OS's runs: spans (tracing), Prometheus metrics
+	// and a log line per run. Never nil once built.
+	Observer      *observe.Observer
+	stopRetention func() // stops deleting old traces; nil when none are
 }
 
 // MissingCredential is a model built without credentials: its agents' runs
@@ -168,6 +177,18 @@ func (o *OS) Close() error {
 	if o.queue != nil {
 		errs = append(errs, o.queue.Shutdown(time.Duration(o.File.Queue.StopTimeoutSeconds)*time.Second))
 		o.queue = nil
+	}
+	if o.stopRetention != nil {
+		o.stopRetention()
+		o.stopRetention = nil
+	}
+	if o.Observer != nil {
+		// The spans of the last runs are exported before the database
+		// closes.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, o.Observer.Shutdown(ctx))
+		cancel()
+		o.Observer = nil
 	}
 	if o.mcpServers != nil {
 		errs = append(errs, closeMCP(o.mcpServers))
@@ -239,6 +260,10 @@ func (f *File) Build(ctx context.Context, opts BuildOptions) (*OS, error) {
 	}
 	if mediaWarning != "" {
 		built.Warnings = append(built.Warnings, mediaWarning)
+	}
+	if err := f.buildObserver(ctx, built, &opts); err != nil {
+		_ = built.Close()
+		return nil, err
 	}
 	if built.mcpServers, err = f.connectMCP(ctx, opts); err != nil {
 		_ = built.Close()

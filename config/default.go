@@ -29,6 +29,7 @@ func defaultFile(source string) *File {
 			RetentionSeconds:   DefaultRetentionSeconds,
 		},
 		Server:         defaultServer(),
+		Prometheus:     Prometheus{Enabled: true, Path: DefaultPrometheusPath},
 		MaxUploadBytes: DefaultMaxUploadBytes,
 		Models:         map[string]*Model{},
 	}

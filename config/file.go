@@ -109,6 +109,12 @@ type File struct {
 	Server Server
 	// Auth protects the HTTP API. Nil when the file has no auth key.
 	Auth *Auth
+	// Tracing records spans of runs (agno_traces, /traces, OTLP). Nil when
+	// the file has no tracing key: off.
+	Tracing *Tracing
+	// Prometheus serves the metrics in the Prometheus format. Defaults to
+	// on at [DefaultPrometheusPath].
+	Prometheus Prometheus
 	// MCPServer configures the AgentOS MCP server at /mcp. Nil when the
 	// file has no mcp_server key: /mcp answers 503.
 	MCPServer *MCPEndpoint

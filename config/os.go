@@ -50,11 +50,15 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 		opts.Logger = slog.Default()
 	}
 	cfg := agentos.Config{
-		Name:    o.Name,
-		Store:   o.Store,
-		Media:   o.Media,
-		Version: opts.Version,
-		Logger:  opts.Logger,
+		Name:     o.Name,
+		Store:    o.Store,
+		Media:    o.Media,
+		Version:  opts.Version,
+		Logger:   opts.Logger,
+		Observer: o.Observer,
+	}
+	if f := o.File; f != nil && f.Prometheus.Path != "" {
+		cfg.PrometheusPath = f.Prometheus.Path
 	}
 	cfg.Runners = o.Runners()
 	if f := o.File; f != nil {

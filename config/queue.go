@@ -88,6 +88,7 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		Retention:      orNone(o.File.Queue.RetentionSeconds),
 		Redis:          rdb,
 		Logger:         opts.Logger,
+		Observer:       o.Observer,
 	})
 	if err != nil {
 		if rdb != nil {

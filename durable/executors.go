@@ -314,6 +314,9 @@ func (q *Queue) takeOver(ctx context.Context, executor string) {
 		return
 	}
 	q.log.Warn("durable: taking over the runs of a dead executor", slog.String("executor_id", executor), slog.Int("runs", len(pending)))
+	for range pending {
+		q.cfg.Observer.Metrics().TookOver()
+	}
 	if q.cfg.MaxAttempts <= 1 {
 		for _, wf := range pending {
 			j, err := decodeJob(wf.Input)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -67,6 +68,10 @@ var (
 
 // Config configures a [Queue].
 type Config struct {
+	// Observer observes the background runs (spans, metrics, run log
+	// lines), with the queue's own retries and takeovers. Defaults to nil:
+	// none.
+	Observer *observe.Observer
 	// DatabaseURL is the database DBOS keeps its workflows in: the runs'
 	// own database, as sqlite:file:/path/agnogo.db or a postgres:// URL
 	// (DBOS uses its own "dbos" schema there). Required.

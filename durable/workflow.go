@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
@@ -130,7 +132,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	}
 	// The run's own context: cancelled by a cancel of the run, interrupted
 	// when the engine ends the workflow's context (the process stops).
-	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	runCtx, cancel := context.WithCancelCause(observe.With(context.WithoutCancel(ctx), q.cfg.Observer))
 	defer cancel(nil)
 	jr.stopWith(cancel)
 	unlink := context.AfterFunc(ctx, func() { run.Interrupt(cancel) })
@@ -233,6 +235,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 
 // announceRetry sends the RunRetry event that opens a new attempt.
 func (q *Queue) announceRetry(jr *journal, j job, runner run.Runner, attempt int, reason string, delay float64) {
+	q.cfg.Observer.Metrics().Retried(string(runner.Kind()))
 	q.appendEvent(jr, j.RunID, &run.RunRetry{BaseEvent: q.runnerBase(j),
 		Attempt: attempt, MaxAttempts: q.cfg.MaxAttempts, Error: reason, DelaySeconds: delay})
 }
@@ -789,7 +792,9 @@ func (j *journal) Step(ctx context.Context, name string, fn run.StepFunc) ([]byt
 		return out, nil
 	}
 	j.ran(n)
+	ctx, span := observe.StartStep(ctx, "durable.step "+name, observe.KindChain, attribute.Int("agno.durable.step", n))
 	out, err := dbos.RunAsStep(j.wf, bound(ctx, key, fn), dbos.WithStepName(name))
+	span.End(err)
 	j.checkOwned(err)
 	j.flush()
 	if err != nil {

@@ -61,8 +61,12 @@ type Output struct {
 
 	// State.
 	Status Status `json:"status,omitempty"`
+	// TraceID is the id of the run's trace (32 lowercase hex digits) when
+	// tracing is on: GET /traces/{trace_id} shows its spans.
+	TraceID string `json:"trace_id,omitempty"`
 	// Metadata holds free-form run metadata, including agnogo's attempt history
-	// ([Output.Attempts]) and warnings ([Output.Warnings]).
+	// ([Output.Attempts]), warnings ([Output.Warnings]) and, when tracing is
+	// on, the traceparent of the run's span.
 	Metadata     map[string]any `json:"metadata,omitempty"`
 	SessionState map[string]any `json:"session_state,omitzero"`
 	// CreatedAt is in epoch seconds.

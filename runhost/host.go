@@ -33,6 +33,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -281,12 +282,16 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 	if spec.Release != nil {
 		defer spec.Release()
 	}
-	r := newRun(h, spec, yield, cancel)
-	ctx = withRun(ctx, r)
 	if spec.Parked {
+		r := newRun(h, spec, yield, cancel)
 		r.Emit(run.TerminalEvent(spec.Output, nil, ""))
 		return spec.Output, nil
 	}
+	// The run's span is its trace's (a member's: under its delegation); its
+	// trace id is on the output before the run's row is first written.
+	ctx, span := observe.StartRun(ctx, spec.Output)
+	r := newRun(h, spec, yield, cancel)
+	ctx = withRun(ctx, r)
 	h.keepAcceptance(ctx, r)
 	if p, ok := spec.Turn.(Preparer); ok {
 		err = p.Prepare(ctx, r)
@@ -314,7 +319,13 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 	if c, ok := spec.Turn.(Completer); ok && err == nil {
 		err = c.Complete(ctx, r)
 	}
-	return h.finish(parent, exec, r, err)
+	out, err := h.finish(parent, exec, r, err)
+	errorType := ""
+	if err != nil && spec.ErrorType != nil {
+		errorType = spec.ErrorType(err)
+	}
+	span.EndRun(ctx, out, err, errorType)
+	return out, err
 }
 
 // attempts runs the turn, again after a retryable failure while retries

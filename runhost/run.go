@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -210,7 +213,9 @@ func (r *Run) save(ctx context.Context) error {
 		session.AddRunMetrics(r.out.Metrics)
 		r.counted = true
 	}
-	stored, _, err := store.SaveRun(ctx, session, storage.RunRecord{SessionID: session.SessionID, UserID: r.out.UserID, Run: r.out})
+	spanCtx, span := observe.StartStep(ctx, "storage.save_run", observe.KindUnknown, attribute.String("db.operation.name", "save_run"))
+	stored, _, err := store.SaveRun(spanCtx, session, storage.RunRecord{SessionID: session.SessionID, UserID: r.out.UserID, Run: r.out})
+	span.End(err)
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.out.RunID, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 )
 
@@ -306,12 +307,26 @@ func pauseFor(spec Spec, resolved bool) bool {
 func (o *Outcome) execute(ctx context.Context, t Tool, args json.RawMessage, now func() time.Time) {
 	metrics := &run.ToolCallMetrics{}
 	metrics.StartTimer(now())
+	ctx, span := observe.StartTool(ctx, o.Execution.ToolName, string(args))
 	ctx, kids := withChildren(ctx, o.Call.ID)
 	result, err := safeCall(ctx, t, o.Execution.ToolName, args)
 	metrics.StopTimer(now())
 	o.Execution.Metrics = metrics
 	kids.record(o)
 	o.settle(result, err)
+	if o.Child != nil {
+		span.EndTool("waits for a person: "+o.Child.Error(), false)
+		return
+	}
+	span.EndTool(resultText(o.Execution), o.Err != nil)
+}
+
+// resultText is a settled call's result.
+func resultText(exec *run.ToolExecution) string {
+	if exec.Result == nil {
+		return ""
+	}
+	return *exec.Result
 }
 
 // settle records a call's result, its failure, or the child run it waits

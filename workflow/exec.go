@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
@@ -53,6 +56,12 @@ type resumePlan struct {
 // Attempt implements [runhost.Turn]: it runs the top-level steps from the
 // first not yet done.
 func (t *turn) Attempt(ctx context.Context, r *runhost.Run, _ int) error {
+	names, types := make([]string, len(t.w.cfg.Steps)), make([]string, len(t.w.cfg.Steps))
+	for i, n := range t.w.cfg.Steps {
+		names[i], types[i] = n.name, string(n.kind)
+	}
+	observe.Annotate(ctx, attribute.Int("agno.workflow.steps_count", len(names)), attribute.StringSlice("agno.workflow.steps", names),
+		attribute.StringSlice("agno.workflow.step_types", types), attribute.String("agno.workflow.description", t.w.cfg.Description))
 	e := newEngine(ctx, t.w, r, t.resume)
 	out := r.Output()
 	start := 0
@@ -275,6 +284,9 @@ func (e *engine) run(ctx context.Context, n *Node, p position, in *StepInput) (*
 	}
 	var res *run.StepOutput
 	var err error
+	ctx, span := observe.StartStep(ctx, n.name, observe.KindChain, attribute.String(observe.AttrStepType, string(n.kind)),
+		attribute.String("agno.workflow.step_path", p.path))
+	defer func() { span.End(err) }()
 	switch n.kind {
 	case TypeFunction, TypeStep:
 		res, err = e.leaf(ctx, n, p, in)

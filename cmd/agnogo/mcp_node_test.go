@@ -78,17 +78,7 @@ func TestMCPServerWithTheTypeScriptSDK(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	require.NoError(t, err, "node is needed to run the TypeScript MCP client")
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	require.NoError(t, err)
-	public := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
-	token := func(sub string, scopes ...string) string {
-		signed, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"sub": sub, "scopes": scopes,
-			"exp": time.Now().Add(time.Hour).Unix()}).SignedString(key)
-		require.NoError(t, err)
-		return signed
-	}
+	public, token := jwtKeys(t)
 
 	fake := fakeopenai.New(t)
 	fake.Enqueue(
@@ -166,4 +156,21 @@ agents:
 		require.Contains(t, fmt.Sprint(got.BobRuns), "error", "bob reads none of alice's runs")
 	}
 	require.FileExists(t, filepath.Join(dir, "out.txt"), "the confirmed write ran")
+}
+
+// jwtKeys makes an RS256 key pair: the public key in PEM, for the config
+// file, and a function signing a token for a user with scopes.
+func jwtKeys(t *testing.T) (string, func(sub string, scopes ...string) string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	require.NoError(t, err)
+	public := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	return public, func(sub string, scopes ...string) string {
+		signed, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"sub": sub, "scopes": scopes,
+			"exp": time.Now().Add(time.Hour).Unix()}).SignedString(key)
+		require.NoError(t, err)
+		return signed
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agnogo/agnogo/config"
+	"github.com/agnogo/agnogo/observe"
 	agnorun "github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/dburl"
@@ -135,6 +136,7 @@ func (c *cli) runAgent(cmd *cobra.Command, flags runFlags, agentID, message stri
 		return err
 	}
 	defer agentOS.Close()
+	ctx = observe.With(ctx, agentOS.Observer) // traced with tracing on, like a server's runs
 
 	runner, err := agentOS.Runner(agentID)
 	if errors.Is(err, config.ErrUnknownAgent) {

@@ -15,6 +15,7 @@ import (
 	"github.com/agnogo/agnogo/config"
 	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/eventlog"
+	"github.com/agnogo/agnogo/observe"
 	agnorun "github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/dburl"
@@ -58,6 +59,7 @@ func (c *cli) continuePaused(cmd *cobra.Command, flags runFlags) error {
 		return err
 	}
 	defer agentOS.Close()
+	ctx = observe.With(ctx, agentOS.Observer) // traced with tracing on, like a server's runs
 
 	runID := flags.continueRun
 	paused, err := pausedRun(ctx, agentOS.Store, runID, flags.user, flags.session)

@@ -105,7 +105,7 @@ func (c *cli) runServe(cmd *cobra.Command, flags serveFlags) error {
 	if err != nil {
 		return err
 	}
-	built, err := file.Build(ctx, config.BuildOptions{DB: flags.db, Logger: logger})
+	built, err := file.Build(ctx, config.BuildOptions{DB: flags.db, Logger: logger, RunLog: logger})
 	var configErr *config.Error
 	if errors.As(err, &configErr) || errors.Is(err, storage.ErrInvalid) {
 		return &usageError{err: err}

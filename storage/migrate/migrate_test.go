@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -190,6 +191,7 @@ func stamps(t *testing.T, db database) map[string]string {
 
 var currentStamps = map[string]string{
 	"agno_sessions": "3.0.0", "agno_runs": "3.0.0", "agno_memories": "3.0.0", "agno_metrics": "3.0.0", "agno_transcripts": "3.1.0", "agno_tool_results": "3.0.0",
+	"agno_traces": "3.0.0", "agno_spans": "3.0.0",
 }
 
 func TestUpCreatesEmptyDatabase(t *testing.T) {
@@ -395,4 +397,81 @@ func TestSessionWriteClearsLegacyBlob(t *testing.T) {
 		_, err = migrate.CleanupLegacyRuns(t.Context(), store.(migrate.Driver), false)
 		require.ErrorContains(t, err, "2 session(s)", "the untouched sessions still hold their blobs")
 	})
+}
+
+// TestUpAddsTraceTables migrates a database written before the trace tables
+// existed: it is refused until migrated, then gets both tables.
+func TestUpAddsTraceTables(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db database) {
+		_, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
+		require.NoError(t, err)
+		// As an older agnogo left it: no trace tables, no stamps for them.
+		db.exec(t, "DROP TABLE {{s}}agno_spans")
+		db.exec(t, "DROP TABLE {{s}}agno_traces")
+		db.exec(t, "DELETE FROM {{s}}agno_schema_versions WHERE table_name IN ('agno_traces', 'agno_spans')")
+
+		_, err = db.open(t, false)
+		var required *storage.MigrationRequiredError
+		require.ErrorAs(t, err, &required)
+		require.Equal(t, []storage.PendingTable{
+			{Table: "agno_traces", Target: "3.0.0"}, {Table: "agno_spans", Target: "3.0.0"},
+		}, required.Pending)
+
+		reports, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
+		require.NoError(t, err)
+		for _, r := range reports {
+			want := migrate.ActionUpToDate
+			if r.Table == "agno_traces" || r.Table == "agno_spans" {
+				want = migrate.ActionCreated
+			}
+			require.Equal(t, want, r.Action, r.Table)
+		}
+		require.Equal(t, currentStamps, stamps(t, db))
+		requireTracesWork(t, db)
+	})
+}
+
+// TestUpAddsNameLevelToAgnoTraces migrates trace tables Agno created, which
+// lack agnogo's name_level column.
+func TestUpAddsNameLevelToAgnoTraces(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db database) {
+		db.exec(t, `CREATE TABLE {{s}}agno_traces (trace_id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, status VARCHAR NOT NULL,
+	start_time VARCHAR NOT NULL, end_time VARCHAR NOT NULL, duration_ms BIGINT NOT NULL, run_id VARCHAR, session_id VARCHAR,
+	user_id VARCHAR, agent_id VARCHAR, team_id VARCHAR, workflow_id VARCHAR, created_at VARCHAR NOT NULL)`)
+		db.exec(t, `INSERT INTO {{s}}agno_traces (trace_id, name, status, start_time, end_time, duration_ms, created_at)
+	VALUES ('agno', 'Agent.run', 'OK', '2026-12-02T14:04:36.123456+00:00', '2026-12-02T14:04:36.223456+00:00', 100, '2026-12-02T14:04:37+00:00')`)
+		reports, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
+		require.NoError(t, err)
+		for _, r := range reports {
+			if r.Table == "agno_traces" {
+				require.Equal(t, migrate.ActionMigrated, r.Action)
+				require.Equal(t, []string{"3.0.0"}, r.Steps)
+			}
+		}
+		require.Equal(t, currentStamps, stamps(t, db))
+		require.Equal(t, []string{"0"}, db.query(t, "SELECT name_level FROM {{s}}agno_traces WHERE trace_id = 'agno'"))
+		store, err := db.open(t, false)
+		require.NoError(t, err)
+		tr, _, err := store.(storage.TraceStore).GetTrace(t.Context(), "agno")
+		require.NoError(t, err, "Agno's row reads back")
+		require.EqualValues(t, 100, tr.DurationMS)
+		requireTracesWork(t, db)
+	})
+}
+
+// requireTracesWork writes and reads a trace through the adapter.
+func requireTracesWork(t *testing.T, db database) {
+	t.Helper()
+	store, err := db.open(t, false)
+	require.NoError(t, err, "a migrated database opens")
+	traces := store.(storage.TraceStore)
+	start := time.Date(2026, 12, 2, 14, 4, 36, 0, time.UTC)
+	require.NoError(t, traces.WriteTraces(t.Context(), []storage.TraceWrite{{
+		Trace: storage.Trace{TraceID: "t1", Name: "Agent.run", Status: "OK", StartTime: start, EndTime: start.Add(time.Second)},
+		Spans: []storage.Span{{SpanID: "s1", Name: "Agent.run", StartTime: start, EndTime: start.Add(time.Second)}},
+	}}))
+	tr, spans, err := traces.GetTrace(t.Context(), "t1")
+	require.NoError(t, err)
+	require.EqualValues(t, 1000, tr.DurationMS)
+	require.Len(t, spans, 1)
 }

@@ -36,14 +36,17 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Store is a PostgreSQL-backed [storage.Store]. It also implements the
-// migration driver interfaces of storage/migrate.
+// Store is a PostgreSQL-backed [storage.Store] and [storage.TraceStore]. It
+// also implements the migration driver interfaces of storage/migrate.
 type Store struct {
 	*sqlstore.Store
 	pool *pgxpool.Pool
 }
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store      = (*Store)(nil)
+	_ storage.TraceStore = (*Store)(nil)
+)
 
 // Open connects to cfg.URL and checks the schema.
 func Open(ctx context.Context, cfg Config) (*Store, error) {

@@ -36,8 +36,8 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Store is a SQLite-backed [storage.Store]. It also implements
-// [migrate.Driver] and [migrate.LegacyRunsCleaner].
+// Store is a SQLite-backed [storage.Store] and [storage.TraceStore]. It
+// also implements [migrate.Driver] and [migrate.LegacyRunsCleaner].
 //
 // [migrate.Driver]: https://pkg.go.dev/github.com/agnogo/agnogo/storage/migrate#Driver
 // [migrate.LegacyRunsCleaner]: https://pkg.go.dev/github.com/agnogo/agnogo/storage/migrate#LegacyRunsCleaner
@@ -45,7 +45,10 @@ type Store struct {
 	*sqlstore.Store
 }
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store      = (*Store)(nil)
+	_ storage.TraceStore = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the SQLite database at cfg.Path.
 func Open(ctx context.Context, cfg Config) (*Store, error) {

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -123,6 +124,46 @@ func BenchmarkForkSession(b *testing.B, newStore func(b *testing.B) storage.Stor
 		}
 		b.StartTimer()
 	}
+}
+
+// BenchmarkWriteTraces measures one export batch: a trace of 20 spans (an
+// agent run's root span, model calls and tool calls, each with its
+// attributes) written with one [storage.TraceStore.WriteTraces]. Every
+// iteration writes a new trace, as every run makes one.
+func BenchmarkWriteTraces(b *testing.B, newStore func(b *testing.B) storage.Store) {
+	const spans = 20
+	store, ok := newStore(b).(storage.TraceStore)
+	if !ok {
+		b.Fatal("the store does not implement storage.TraceStore")
+	}
+	ctx := b.Context()
+	start := time.Date(2026, 12, 2, 14, 4, 36, 123456000, time.UTC)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		traceID := fmt.Sprintf("%032x", i)
+		write := storage.TraceWrite{
+			Trace: storage.Trace{TraceID: traceID, Name: "Assistant.run", Status: "OK", StartTime: start, EndTime: start.Add(2 * time.Second),
+				RunID: "run-" + traceID, SessionID: "session", UserID: "user", AgentID: "assistant"},
+			NameLevel: storage.TraceLevelAgent,
+			Spans:     make([]storage.Span, spans),
+		}
+		for j := range spans {
+			spanStart := start.Add(time.Duration(j) * 50 * time.Millisecond)
+			span := storage.Span{SpanID: fmt.Sprintf("%08x%08x", i, j), TraceID: traceID, Name: "gpt-5-mini.invoke", SpanKind: "INTERNAL",
+				StatusCode: "OK", StartTime: spanStart, EndTime: spanStart.Add(40 * time.Millisecond), DurationMS: 40,
+				Attributes: map[string]any{"openinference.span.kind": "LLM", "llm.model_name": "gpt-5-mini", "llm.token_count.prompt": 812,
+					"llm.token_count.completion": 64, "input.value": "What is the capital of France?", "output.value": "Paris.", "session.id": "session"}}
+			if j > 0 {
+				span.ParentSpanID = fmt.Sprintf("%08x%08x", i, 0)
+			}
+			write.Spans[j] = span
+		}
+		if err := store.WriteTraces(ctx, []storage.TraceWrite{write}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
 }
 
 // benchRun is a realistic small run: a user message, an assistant reply and

@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		{"Memories", memoryTests()},
 		{"Metrics", metricsTests()},
 		{"ToolResults", toolResultTests()},
+		{"Traces", traceTests()},
 		{"Isolation", isolationTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Text", textTests()},

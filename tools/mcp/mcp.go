@@ -27,6 +27,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/tool"
 )
@@ -252,10 +253,15 @@ func (s *Server) httpClient() *http.Client {
 	}
 	next := base.Transport
 	if next == nil {
-		next = http.DefaultTransport
+		// A transport of the server's own: its connections are not
+		// http.DefaultTransport's, which anything in the process may close
+		// (httptest servers do) under a request in flight.
+		next = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	c := *base
-	c.Transport = &headerTransport{next: next, headers: s.cfg.Headers, provider: s.cfg.HeaderProvider}
+	// A call made under a traced run carries its traceparent, so the
+	// server's own traces join the run's.
+	c.Transport = &headerTransport{next: observe.Transport(next), headers: s.cfg.Headers, provider: s.cfg.HeaderProvider}
 	return &c
 }
 

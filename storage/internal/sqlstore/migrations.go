@@ -30,6 +30,11 @@ func (s *Store) Tables() []migrate.Table {
 		}},
 		{Name: TranscriptsTable, Version: "3.1.0"},
 		{Name: ToolResultsTable, Version: "3.0.0"},
+		// A traces table Agno created lacks agnogo's name_level.
+		{Name: TracesTable, Version: "3.0.0", Steps: []migrate.Step{
+			{Version: "3.0.0", Description: "add name_level column when missing"},
+		}},
+		{Name: SpansTable, Version: "3.0.0"},
 	}
 }
 
@@ -123,6 +128,8 @@ func (s *Store) applyStep(ctx context.Context, tx Conn, table, version string, o
 			}
 		}
 		return nil
+	case table == TracesTable && version == "3.0.0":
+		return s.addColumnIfMissing(ctx, tx, TracesTable, s.tables.traces, "name_level", "INTEGER NOT NULL DEFAULT 0")
 	case table == MetricsTable && version == "3.0.0":
 		if s.dialect == Postgres {
 			return s.scopeMetricsByUserPostgres(ctx, tx)

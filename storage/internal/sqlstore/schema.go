@@ -13,6 +13,8 @@ const (
 	MemoriesTable       = "agno_memories"
 	MetricsTable        = "agno_metrics"
 	ToolResultsTable    = "agno_tool_results"
+	TracesTable         = "agno_traces"
+	SpansTable          = "agno_spans"
 	SchemaVersionsTable = "agno_schema_versions"
 )
 
@@ -21,6 +23,7 @@ const (
 type tables struct {
 	schema                                                                string
 	sessions, runs, transcripts, memories, metrics, toolResults, versions string
+	traces, spans                                                         string
 }
 
 func newTables(d Dialect, schema string) tables {
@@ -39,6 +42,8 @@ func newTables(d Dialect, schema string) tables {
 		metrics:     q(MetricsTable),
 		toolResults: q(ToolResultsTable),
 		versions:    q(SchemaVersionsTable),
+		traces:      q(TracesTable),
+		spans:       q(SpansTable),
 	}
 }
 
@@ -164,6 +169,59 @@ func (s *Store) ddl(table string) []string {
 )`, t.toolResults),
 			idx("idx_agno_tool_results_session_created", t.toolResults, "session_id, created_at"),
 			idx("idx_agno_tool_results_expires_at", t.toolResults, "expires_at"),
+		}
+	case TracesTable:
+		// Times are ISO-8601 text in UTC with microseconds
+		// (2026-12-02T14:04:36.123456+00:00), as Agno writes them, so they
+		// sort as text. name_level is agnogo's addition: the level of the
+		// span that named the trace (see storage.TraceWrite).
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	trace_id VARCHAR NOT NULL PRIMARY KEY,
+	name VARCHAR NOT NULL,
+	status VARCHAR NOT NULL,
+	start_time VARCHAR NOT NULL,
+	end_time VARCHAR NOT NULL,
+	duration_ms BIGINT NOT NULL,
+	run_id VARCHAR,
+	session_id VARCHAR,
+	user_id VARCHAR,
+	agent_id VARCHAR,
+	team_id VARCHAR,
+	workflow_id VARCHAR,
+	created_at VARCHAR NOT NULL,
+	name_level INTEGER NOT NULL DEFAULT 0
+)`, t.traces),
+			idx("idx_agno_traces_status", t.traces, "status"),
+			idx("idx_agno_traces_start_time", t.traces, "start_time"),
+			idx("idx_agno_traces_run_id", t.traces, "run_id"),
+			idx("idx_agno_traces_session_id", t.traces, "session_id"),
+			idx("idx_agno_traces_user_id", t.traces, "user_id"),
+			idx("idx_agno_traces_agent_id", t.traces, "agent_id"),
+			idx("idx_agno_traces_team_id", t.traces, "team_id"),
+			idx("idx_agno_traces_workflow_id", t.traces, "workflow_id"),
+			idx("idx_agno_traces_created_at", t.traces, "created_at"),
+		}
+	case SpansTable:
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	span_id VARCHAR NOT NULL PRIMARY KEY,
+	trace_id VARCHAR NOT NULL REFERENCES %s (trace_id) ON DELETE CASCADE,
+	parent_span_id VARCHAR,
+	name VARCHAR NOT NULL,
+	span_kind VARCHAR NOT NULL,
+	status_code VARCHAR NOT NULL,
+	status_message TEXT,
+	start_time VARCHAR NOT NULL,
+	end_time VARCHAR NOT NULL,
+	duration_ms BIGINT NOT NULL,
+	attributes %s,
+	created_at VARCHAR NOT NULL
+)`, t.spans, t.traces, j),
+			// Serves a trace's spans (and the cascade), and counts a
+			// trace's spans and errors from the index alone.
+			idx("idx_agno_spans_trace_id_status_code", t.spans, "trace_id, status_code"),
+			idx("idx_agno_spans_parent_span_id", t.spans, "parent_span_id"),
 		}
 	case MetricsTable:
 		return []string{
