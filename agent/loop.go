@@ -131,19 +131,22 @@ func (a *Agent) callModel(ctx context.Context, st *runState) (*model.Response, e
 		return nil, err
 	}
 	req := &model.Request{Messages: messages, Tools: st.p.toolDefs}
-	ctx, span := observe.StartModel(ctx, st.p.info.Provider, st.p.info.ID, lastText(messages))
 	resp, err := a.sendModelCall(ctx, st, req)
 	if err != nil {
-		span.EndModel("", nil, err)
 		return nil, err
 	}
+	st.out.Metrics.AddModelUsage(run.ModelTypeModel, a.usage(st, resp))
+	return resp, nil
+}
+
+// usage is a reply's usage with its cost, from the provider or the price
+// table.
+func (a *Agent) usage(st *runState, resp *model.Response) run.ModelMetrics {
 	usage := run.ModelMetrics{Metrics: resp.Usage, ID: st.p.info.ID, Provider: st.p.info.Provider}
 	if usage.Cost == nil {
 		usage.Cost = a.cfg.Prices.cost(st.p.info.ID, resp.Usage)
 	}
-	span.EndModel(resp.Content, &usage.Metrics, nil)
-	st.out.Metrics.AddModelUsage(run.ModelTypeModel, usage)
-	return resp, nil
+	return usage
 }
 
 // lastText is the text of the last message sent to the model, for its
@@ -168,8 +171,23 @@ func (a *Agent) sendModelCall(ctx context.Context, st *runState, req *model.Requ
 	return a.modelCall(ctx, st, req)
 }
 
-// modelCall makes one model call, streaming its deltas when someone listens.
+// modelCall makes one model call, observed as an LLM span (a call a
+// journal replays is not made again, and has none).
 func (a *Agent) modelCall(ctx context.Context, st *runState, req *model.Request) (*model.Response, error) {
+	ctx, span := observe.StartModel(ctx, st.p.info.Provider, st.p.info.ID, lastText(req.Messages))
+	resp, err := a.sendToModel(ctx, st, req)
+	if err != nil {
+		span.EndModel("", nil, err)
+		return nil, err
+	}
+	usage := a.usage(st, resp)
+	span.EndModel(resp.Content, &usage.Metrics, nil)
+	return resp, nil
+}
+
+// sendToModel sends the request, streaming the reply's deltas when someone
+// listens.
+func (a *Agent) sendToModel(ctx context.Context, st *runState, req *model.Request) (*model.Response, error) {
 	if !st.r.Streaming() {
 		resp, err := a.cfg.Model.Invoke(ctx, req)
 		if err != nil {

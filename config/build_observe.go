@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agnogo/agnogo/durable"
 	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -24,6 +25,11 @@ func (f *File) buildObserver(ctx context.Context, built *OS, opts *BuildOptions)
 	cfg := observe.Config{RunLog: opts.RunLog}
 	if f.Prometheus.Enabled {
 		cfg.Metrics = observe.NewMetrics()
+		if pools, ok := built.Store.(storage.PoolStatser); ok {
+			if err := cfg.Metrics.RegisterPools(pools); err != nil {
+				return fmt.Errorf("prometheus: %w", err)
+			}
+		}
 	}
 	traceStore, _ := built.Store.(storage.TraceStore)
 	if t := f.Tracing; t != nil && t.Enabled {
@@ -84,5 +90,32 @@ func keepTraces(store storage.TraceStore, retention time.Duration, log *slog.Log
 		case <-stop:
 			return
 		}
+	}
+}
+
+// queueDepthTimeout bounds the count of a scrape's queue depth.
+const queueDepthTimeout = 2 * time.Second
+
+// registerQueueMetrics adds the queue's gauges to the metrics: the runs
+// waiting in or executing from the queue (all replicas), and those
+// executing here.
+func registerQueueMetrics(m *observe.Metrics, q *durable.Queue, log *slog.Logger) {
+	if m == nil {
+		return
+	}
+	err := m.GaugeFunc("queue_depth", "Background runs waiting in or executing from the durable queue, on every replica.", func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), queueDepthTimeout)
+		defer cancel()
+		n, err := q.Depth(ctx)
+		if err != nil {
+			return -1 // a scrape shows the count failed rather than a false zero
+		}
+		return float64(n)
+	})
+	if err == nil {
+		err = m.GaugeFunc("queue_executing", "Background runs executing in this process.", func() float64 { return float64(q.Executing()) })
+	}
+	if err != nil {
+		log.Warn("registering the queue's metrics failed", slog.String("error", err.Error()))
 	}
 }

@@ -96,6 +96,7 @@ func (o *OS) StartQueue(ctx context.Context, opts ServerOptions) (*durable.Queue
 		}
 		return nil, nil, err
 	}
+	registerQueueMetrics(o.Observer.Metrics(), q, opts.Logger)
 	if err := q.Launch(); err != nil {
 		_ = q.Shutdown(0)
 		if rdb != nil {

@@ -95,3 +95,14 @@ func (q *Queue) lockDepth(ctx context.Context, tx pgx.Tx, lock depthLock) (int, 
 	}
 	return bound, nil
 }
+
+// Depth is how many runs wait in or execute from the queue, across
+// replicas: what queue.max_queue_depth bounds.
+func (q *Queue) Depth(ctx context.Context) (int, error) { return q.queuedCount(ctx) }
+
+// Executing is how many runs execute in this process now.
+func (q *Queue) Executing() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.running)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
 )
 
 // Metrics are the Prometheus metrics of a process: runs, model and tool
@@ -182,4 +183,52 @@ func (m *Metrics) spanExportFailed(n int) {
 		return
 	}
 	m.spansFailed.Add(float64(n))
+}
+
+// poolCollector reads a store's connection pools when the metrics are
+// scraped.
+type poolCollector struct {
+	store                      storage.PoolStatser
+	open, inUse, idle, maxOpen *prometheus.Desc
+	waits, waited              *prometheus.Desc
+}
+
+// RegisterPools adds a store's connection pools to the metrics:
+// agnogo_db_connections by pool and state (in_use, idle), the pool's
+// bound, and the waits for a connection.
+func (m *Metrics) RegisterPools(store storage.PoolStatser) error {
+	if m == nil || store == nil {
+		return nil
+	}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("agnogo_db_"+name, help, append([]string{"pool"}, labels...), nil)
+	}
+	return m.registry.Register(&poolCollector{
+		store:   store,
+		open:    desc("connections_open", "Database connections open."),
+		inUse:   desc("connections_in_use", "Database connections in use."),
+		idle:    desc("connections_idle", "Database connections idle."),
+		maxOpen: desc("connections_max", "The pool's bound on connections."),
+		waits:   desc("connection_waits_total", "Times a caller waited for a database connection."),
+		waited:  desc("connection_wait_seconds_total", "Time spent waiting for a database connection."),
+	})
+}
+
+// Describe implements [prometheus.Collector].
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.open, c.inUse, c.idle, c.maxOpen, c.waits, c.waited} {
+		ch <- d
+	}
+}
+
+// Collect implements [prometheus.Collector].
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.store.PoolStats() {
+		ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(p.Open), p.Name)
+		ch <- prometheus.MustNewConstMetric(c.inUse, prometheus.GaugeValue, float64(p.InUse), p.Name)
+		ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(p.Idle), p.Name)
+		ch <- prometheus.MustNewConstMetric(c.maxOpen, prometheus.GaugeValue, float64(p.MaxOpen), p.Name)
+		ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(p.WaitCount), p.Name)
+		ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, p.WaitDuration.Seconds(), p.Name)
+	}
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/agnogo/agnogo/run"
 )
@@ -124,4 +125,23 @@ type ToolResultStore interface {
 	PutToolResult(ctx context.Context, r *ToolResult) error
 	// GetToolResult reads a result with its content.
 	GetToolResult(ctx context.Context, resultID, userID string) (*ToolResult, error)
+}
+
+// PoolStats is the state of one connection pool of a store.
+type PoolStats struct {
+	// Name names the pool: "writer" and "reader" (SQLite), "pool"
+	// (Postgres).
+	Name string
+	// Open, InUse and Idle count its connections; MaxOpen is its bound.
+	Open, InUse, Idle, MaxOpen int
+	// WaitCount is how many times a caller waited for a connection, and
+	// WaitDuration how long in all.
+	WaitCount    int64
+	WaitDuration time.Duration
+}
+
+// PoolStatser is a store that reports its connection pools (both SQL
+// stores), for the Prometheus metrics.
+type PoolStatser interface {
+	PoolStats() []PoolStats
 }

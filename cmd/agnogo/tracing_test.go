@@ -225,6 +225,18 @@ workflows:
 		toolCalls += m.GetCounter().GetValue()
 	}
 	require.EqualValues(t, 2, toolCalls, "add and delegate_task_to_member")
+	for _, name := range []string{"agnogo_db_connections_open", "agnogo_db_connections_max", "agnogo_queue_depth", "agnogo_queue_executing",
+		"agnogo_sse_clients", "agnogo_model_tokens_total", "agnogo_model_call_duration_seconds", "go_goroutines"} {
+		require.Contains(t, families, name)
+	}
+	var writerMax float64
+	for _, m := range families["agnogo_db_connections_max"].GetMetric() {
+		if m.GetLabel()[0].GetValue() == "writer" {
+			writerMax = m.GetGauge().GetValue()
+		}
+	}
+	require.EqualValues(t, 1, writerMax, "SQLite's writer pool holds one connection")
+	require.EqualValues(t, 0, families["agnogo_queue_depth"].GetMetric()[0].GetGauge().GetValue(), "no background run waits")
 	require.Contains(t, s.log.String(), `msg="run finished" run_id=`+agentRun["run_id"].(string), "each run has its log line")
 }
 

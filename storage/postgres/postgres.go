@@ -44,9 +44,17 @@ type Store struct {
 }
 
 var (
-	_ storage.Store      = (*Store)(nil)
-	_ storage.TraceStore = (*Store)(nil)
+	_ storage.Store       = (*Store)(nil)
+	_ storage.TraceStore  = (*Store)(nil)
+	_ storage.PoolStatser = (*Store)(nil)
 )
+
+// PoolStats implements [storage.PoolStatser]: the pgx pool's state.
+func (s *Store) PoolStats() []storage.PoolStats {
+	st := s.pool.Stat()
+	return []storage.PoolStats{{Name: "pool", Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()), Idle: int(st.IdleConns()),
+		MaxOpen: int(st.MaxConns()), WaitCount: st.EmptyAcquireCount(), WaitDuration: st.EmptyAcquireWaitTime()}}
+}
 
 // Open connects to cfg.URL and checks the schema.
 func Open(ctx context.Context, cfg Config) (*Store, error) {

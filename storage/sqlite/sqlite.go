@@ -43,12 +43,31 @@ type Config struct {
 // [migrate.LegacyRunsCleaner]: https://pkg.go.dev/github.com/agnogo/agnogo/storage/migrate#LegacyRunsCleaner
 type Store struct {
 	*sqlstore.Store
+	writer, readers *sql.DB
 }
 
 var (
-	_ storage.Store      = (*Store)(nil)
-	_ storage.TraceStore = (*Store)(nil)
+	_ storage.Store       = (*Store)(nil)
+	_ storage.TraceStore  = (*Store)(nil)
+	_ storage.PoolStatser = (*Store)(nil)
 )
+
+// PoolStats implements [storage.PoolStatser]: the writer's pool (one
+// connection) and the readers'.
+func (s *Store) PoolStats() []storage.PoolStats {
+	stats := []storage.PoolStats{sqlPoolStats("writer", s.writer)}
+	if s.readers != s.writer {
+		stats = append(stats, sqlPoolStats("reader", s.readers))
+	}
+	return stats
+}
+
+// sqlPoolStats reads a database/sql pool's state.
+func sqlPoolStats(name string, db *sql.DB) storage.PoolStats {
+	st := db.Stats()
+	return storage.PoolStats{Name: name, Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, MaxOpen: st.MaxOpenConnections,
+		WaitCount: st.WaitCount, WaitDuration: st.WaitDuration}
+}
 
 // Open opens (creating if needed) the SQLite database at cfg.Path.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
@@ -92,7 +111,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &Store{Store: store}, nil
+	return &Store{Store: store, writer: db.Writer, readers: db.Readers}, nil
 }
 
 // openPool opens a pool whose every connection is set up with agnogo's
