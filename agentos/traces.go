@@ -1,6 +1,7 @@
 package agentos
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -514,12 +515,19 @@ type searchRequest struct {
 
 func (o *OS) handleSearchTraces(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
-	var req searchRequest
-	decoder := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	decoder.DisallowUnknownFields()
-	if err := decoder.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid search body: "+err.Error())
+	// The body's text is checked as every JSON body's (422 for a NUL or
+	// bytes that are not UTF-8); fields Agno's model does not know are
+	// ignored, as FastAPI does.
+	data, ok := readBody(w, r)
+	if !ok {
 		return
+	}
+	var req searchRequest
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			writeValidation(w, validationIssue{Loc: []string{"body"}, Msg: "JSON decode error: " + err.Error(), Type: "json_invalid"})
+			return
+		}
 	}
 	req.GroupBy = cmp.Or(req.GroupBy, "run")
 	if req.Page == 0 {

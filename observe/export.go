@@ -197,6 +197,7 @@ func (e *dbExporter) Shutdown(context.Context) error { return nil }
 // team's over an agent's), read from Agno's attribute names.
 func TraceWrites(spans []sdktrace.ReadOnlySpan, now time.Time) []storage.TraceWrite {
 	var writes []storage.TraceWrite
+	var contextLevels []int // the level of the span each write's context came from
 	index := map[trace.TraceID]int{}
 	for _, s := range spans {
 		record := spanRecord(s, now)
@@ -206,6 +207,7 @@ func TraceWrites(spans []sdktrace.ReadOnlySpan, now time.Time) []storage.TraceWr
 			index[s.SpanContext().TraceID()] = i
 			writes = append(writes, storage.TraceWrite{NameLevel: -1, Trace: storage.Trace{TraceID: record.TraceID, Status: "OK",
 				StartTime: record.StartTime, EndTime: record.EndTime, CreatedAt: now}})
+			contextLevels = append(contextLevels, -1)
 		}
 		w := &writes[i]
 		w.Spans = append(w.Spans, record)
@@ -224,6 +226,12 @@ func TraceWrites(spans []sdktrace.ReadOnlySpan, now time.Time) []storage.TraceWr
 			w.NameLevel, w.Trace.Name = level, record.Name
 		}
 		if level > storage.TraceLevelChild || record.ParentSpanID == "" {
+			// The highest-level span's context wins: a team's run over
+			// its member's, which ends (and is batched) first.
+			if level > contextLevels[i] {
+				clearContext(&w.Trace)
+				contextLevels[i] = level
+			}
 			fillContext(&w.Trace, record.Attributes)
 		}
 	}
@@ -247,6 +255,11 @@ func spanLevel(attrs map[string]any) int {
 		return storage.TraceLevelAgent
 	}
 	return storage.TraceLevelChild
+}
+
+// clearContext forgets a trace's context fields.
+func clearContext(t *storage.Trace) {
+	t.RunID, t.SessionID, t.UserID, t.AgentID, t.TeamID, t.WorkflowID = "", "", "", "", "", ""
 }
 
 // fillContext sets the trace's context fields a span names and the trace

@@ -90,8 +90,11 @@ const (
 // TraceWrite is what one export batch writes of one trace: the trace's
 // fields as the batch sees them, merged into the stored row (start the
 // earliest, end the latest, the duration recomputed from them, status ERROR
-// when either side is, the name replaced only by a higher NameLevel, each
-// context field kept when already set), and the batch's spans, inserted
+// when either side is, the name replaced only by a higher NameLevel; the
+// context replaced whole by a higher-level write that names its run — a
+// team's run over its member's — ignored from a lower-level one, and
+// between writes of one level each field kept once set), and the batch's
+// spans, inserted
 // (a span id already stored is left as it is). A write needs a TraceID, and
 // start and end times (those missing are taken from its spans).
 type TraceWrite struct {

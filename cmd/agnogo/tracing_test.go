@@ -155,6 +155,8 @@ workflows:
 	require.Equal(t, agentRun["run_id"], byID[traceIDs[0]]["run_id"])
 	require.Equal(t, "go", byID[traceIDs[0]]["input"])
 	require.Equal(t, "crew", byID[traceIDs[1]]["team_id"])
+	require.Equal(t, teamRun["run_id"], byID[traceIDs[1]]["run_id"], "the team's run, not its member's, names the trace")
+	require.NotContains(t, byID[traceIDs[1]], "agent_id")
 	require.Equal(t, "pipeline", byID[traceIDs[2]]["workflow_id"])
 
 	tree := func(id string) map[string]any {
@@ -314,7 +316,8 @@ agents:
 	code, _ = call(http.MethodGet, "/traces/"+traceID, "bob", nil)
 	require.Equal(t, http.StatusNotFound, code)
 	code, body = call(http.MethodPost, "/traces/search", "bob", nil)
-	require.Equal(t, http.StatusBadRequest, code, body)
+	require.Equal(t, http.StatusOK, code, body)
+	require.NotContains(t, body, traceID, "a search is scoped to its caller too")
 	code, body = call(http.MethodGet, "/trace_session_stats", "bob", nil)
 	require.Equal(t, http.StatusOK, code, body)
 	require.NotContains(t, body, ran["session_id"].(string))

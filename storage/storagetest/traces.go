@@ -27,7 +27,41 @@ func traceTests() []conformanceTest {
 		{"Invalid", testTraceWriteInvalid},
 		{"ConcurrentSpans", testConcurrentSpans},
 		{"RootInput", testTraceRootInput},
+		{"HigherLevelContextWins", testTraceHigherLevelContext},
 	}
+}
+
+// testTraceHigherLevelContext: a team's run, written after its member's in
+// another batch, gives the trace its context — all of it; a lower-level
+// write never replaces it.
+func testTraceHigherLevelContext(t *testing.T, s storage.Store) {
+	store := traceStore(t, s)
+	member := storage.TraceWrite{NameLevel: storage.TraceLevelAgent, Trace: storage.Trace{TraceID: "hl", Name: "Member.run", Status: "OK",
+		StartTime: at(2), EndTime: at(5), RunID: "member-run", AgentID: "member", SessionID: "s1"},
+		Spans: []storage.Span{testSpan("hl", "hl-member", "hl-team", "Member.run", 2, 5, "OK")}}
+	team := storage.TraceWrite{NameLevel: storage.TraceLevelTeam, Trace: storage.Trace{TraceID: "hl", Name: "Crew.run", Status: "OK",
+		StartTime: at(1), EndTime: at(9), RunID: "team-run", TeamID: "crew", SessionID: "s1"},
+		Spans: []storage.Span{testSpan("hl", "hl-team", "", "Crew.run", 1, 9, "OK")}}
+	child := storage.TraceWrite{NameLevel: storage.TraceLevelAgent, Trace: storage.Trace{TraceID: "hl", Name: "Other.run", Status: "OK",
+		StartTime: at(3), EndTime: at(4), RunID: "other-run", AgentID: "other"}}
+	writeTraces(t, store, member)
+	writeTraces(t, store, team)
+	writeTraces(t, store, child)
+	tr, _ := getTrace(t, store, "hl")
+	require.Equal(t, "Crew.run", tr.Name)
+	require.Equal(t, "team-run", tr.RunID, "the team's write, of a higher level, replaced the member's context")
+	require.Equal(t, "crew", tr.TeamID)
+	require.Empty(t, tr.AgentID, "the member's agent is not the team trace's")
+	require.Equal(t, "s1", tr.SessionID)
+
+	// Within one call the same holds.
+	writeTraces(t, store, storage.TraceWrite{NameLevel: storage.TraceLevelAgent, Trace: storage.Trace{TraceID: "hl2", Name: "Member.run",
+		Status: "OK", StartTime: at(2), EndTime: at(5), RunID: "member-run"}},
+		storage.TraceWrite{NameLevel: storage.TraceLevelWorkflow, Trace: storage.Trace{TraceID: "hl2", Name: "Flow.run", Status: "OK",
+			StartTime: at(1), EndTime: at(9), RunID: "flow-run", WorkflowID: "flow"}})
+	tr, _ = getTrace(t, store, "hl2")
+	require.Equal(t, "flow-run", tr.RunID)
+	require.Equal(t, "flow", tr.WorkflowID)
 }
 
 // testTraceRootInput: a listed trace's input is its root span's, a root
@@ -124,7 +158,7 @@ func testTraceMerge(t *testing.T, s storage.Store) {
 	require.Equal(t, "session-1", tr.SessionID)
 	require.Equal(t, alice, tr.UserID)
 	require.Equal(t, "assistant", tr.AgentID)
-	require.Equal(t, "team-1", tr.TeamID, "a context field not set yet is filled")
+	require.Empty(t, tr.TeamID, "a lower-level write's context is ignored: the agent's run names the trace")
 	require.Empty(t, tr.WorkflowID)
 	requireSameTime(t, created, tr.CreatedAt, "created_at is the first write's")
 	require.Equal(t, 3, tr.TotalSpans)
@@ -143,6 +177,7 @@ func testTraceMerge(t *testing.T, s storage.Store) {
 	})
 	tr, _ = getTrace(t, store, id)
 	require.Equal(t, "Pipeline", tr.Name)
+	require.Equal(t, "run-1", tr.RunID, "a write naming no run leaves the context as it is")
 	require.Equal(t, "ERROR", tr.Status)
 	require.EqualValues(t, 300, tr.DurationMS, "bounds inside the stored ones change nothing")
 }

@@ -246,9 +246,13 @@ func mergeTrace(p *pendingTrace, in storage.Trace, level int) {
 	if in.Status == traceStatusError {
 		tr.Status = traceStatusError
 	}
-	if in.Name != "" && (level > p.level || tr.Name == "") {
+	higher, lower := level > p.level, level < p.level
+	if in.Name != "" && (higher || tr.Name == "") {
 		tr.Name, p.level = in.Name, level
 	}
+	// Only a write that names its run carries a context to replace the
+	// trace's with.
+	higher = higher && in.RunID != ""
 	for _, field := range []struct {
 		stored *string
 		added  string
@@ -256,7 +260,15 @@ func mergeTrace(p *pendingTrace, in storage.Trace, level int) {
 		{&tr.RunID, in.RunID}, {&tr.SessionID, in.SessionID}, {&tr.UserID, in.UserID},
 		{&tr.AgentID, in.AgentID}, {&tr.TeamID, in.TeamID}, {&tr.WorkflowID, in.WorkflowID},
 	} {
-		*field.stored = cmp.Or(*field.stored, field.added)
+		// A higher-level write's context replaces the trace's (a team's
+		// run over its member's), a lower-level one's is ignored, and
+		// between writes of one level the first value written stays.
+		switch {
+		case higher:
+			*field.stored = field.added
+		case !lower:
+			*field.stored = cmp.Or(*field.stored, field.added)
+		}
 	}
 	if in.CreatedAt.Before(tr.CreatedAt) {
 		tr.CreatedAt = in.CreatedAt
@@ -323,7 +335,13 @@ ON CONFLICT (trace_id) DO UPDATE SET
 	duration_ms = CASE WHEN excluded.start_time < %[1]s.start_time OR excluded.end_time > %[1]s.end_time
 		THEN %[5]s ELSE %[1]s.duration_ms END`, t, renamed, start, end, s.dialect.millisBetween(start, end))
 	for _, col := range []string{"run_id", "session_id", "user_id", "agent_id", "team_id", "workflow_id"} {
-		fmt.Fprintf(&b, ",\n\t%[2]s = COALESCE(NULLIF(%[1]s.%[2]s, ''), excluded.%[2]s)", t, col)
+		// A higher-level write's context replaces the trace's (a team's
+		// run over its member's, written in an earlier batch), a
+		// lower-level one's is ignored, and between writes of one level
+		// the first value written stays.
+		fmt.Fprintf(&b, ",\n\t%[2]s = CASE WHEN excluded.name_level > %[1]s.name_level AND excluded.name <> '' AND COALESCE(excluded.run_id, '') <> '' THEN excluded.%[2]s "+
+			"WHEN excluded.name_level < %[1]s.name_level THEN %[1]s.%[2]s "+
+			"ELSE COALESCE(NULLIF(%[1]s.%[2]s, ''), excluded.%[2]s) END", t, col)
 	}
 	return b.String()
 }
