@@ -393,6 +393,15 @@ type traceSessionStats struct {
 	LastTraceAt  string `json:"last_trace_at"`
 }
 
+// statsList is a page of per-session counts as the API answers them.
+func statsList(stats []storage.TraceSessionStats) []traceSessionStats {
+	items := make([]traceSessionStats, 0, len(stats))
+	for _, s := range stats {
+		items = append(items, statsOf(s))
+	}
+	return items
+}
+
 func statsOf(s storage.TraceSessionStats) traceSessionStats {
 	return traceSessionStats{SessionID: s.SessionID, UserID: s.UserID, AgentID: s.AgentID, TeamID: s.TeamID, WorkflowID: s.WorkflowID,
 		TotalTraces: s.TotalTraces, FirstTraceAt: isoTime(s.FirstTraceAt), LastTraceAt: isoTime(s.LastTraceAt)}
@@ -417,11 +426,7 @@ func (o *OS) handleTraceSessionStats(w http.ResponseWriter, r *http.Request) {
 		o.writeStoreError(w, r, err)
 		return
 	}
-	items := make([]traceSessionStats, 0, len(stats))
-	for _, s := range stats {
-		items = append(items, statsOf(s))
-	}
-	writeJSON(w, http.StatusOK, paginate(items, page, total, started))
+	writeJSON(w, http.StatusOK, paginate(statsList(stats), page, total, started))
 }
 
 // traceFilterField is one field of GET /traces/filter-schema.
@@ -566,11 +571,7 @@ func (o *OS) handleSearchTraces(w http.ResponseWriter, r *http.Request) {
 			o.writeStoreError(w, r, err)
 			return
 		}
-		items := make([]traceSessionStats, 0, len(stats))
-		for _, s := range stats {
-			items = append(items, statsOf(s))
-		}
-		writeJSON(w, http.StatusOK, paginate(items, page, total, started))
+		writeJSON(w, http.StatusOK, paginate(statsList(stats), page, total, started))
 		return
 	}
 	traces, total, err := ts.ListTraces(r.Context(), f)

@@ -306,31 +306,18 @@ func spanRecord(s sdktrace.ReadOnlySpan, now time.Time) storage.Span {
 	return record
 }
 
-// attributes turns span attributes into JSON values.
+// attributes turns span attributes into JSON values: each value as
+// attribute.Value holds it (a bool, int64, float64, string or a slice of
+// them); an invalid one as its JSON text.
 func attributes(kvs []attribute.KeyValue) map[string]any {
 	out := make(map[string]any, len(kvs))
 	for _, kv := range kvs {
-		switch kv.Value.Type() {
-		case attribute.BOOL:
-			out[string(kv.Key)] = kv.Value.AsBool()
-		case attribute.INT64:
-			out[string(kv.Key)] = kv.Value.AsInt64()
-		case attribute.FLOAT64:
-			out[string(kv.Key)] = kv.Value.AsFloat64()
-		case attribute.STRING:
-			out[string(kv.Key)] = kv.Value.AsString()
-		case attribute.BOOLSLICE:
-			out[string(kv.Key)] = kv.Value.AsBoolSlice()
-		case attribute.INT64SLICE:
-			out[string(kv.Key)] = kv.Value.AsInt64Slice()
-		case attribute.FLOAT64SLICE:
-			out[string(kv.Key)] = kv.Value.AsFloat64Slice()
-		case attribute.STRINGSLICE:
-			out[string(kv.Key)] = kv.Value.AsStringSlice()
-		default:
-			encoded, _ := json.Marshal(kv.Value.AsInterface())
-			out[string(kv.Key)] = string(encoded)
+		value := kv.Value.AsInterface()
+		if kv.Value.Type() == attribute.INVALID {
+			encoded, _ := json.Marshal(value)
+			value = string(encoded)
 		}
+		out[string(kv.Key)] = value
 	}
 	return out
 }
