@@ -50,7 +50,7 @@ func (a *Agent) runTools(ctx context.Context, st *runState, calls []run.ToolCall
 			continue
 		}
 		if outcome.Paused() {
-			prefillUserInput(exec)
+			exec.PrefillUserInput()
 			st.out.Requirements = append(st.out.Requirements, run.NewRequirement(exec, a.cfg.Now()))
 			paused = true
 			continue
@@ -82,28 +82,11 @@ func failedCall(exec *run.ToolExecution) bool {
 	return exec.ToolCallError != nil && *exec.ToolCallError
 }
 
-// prefillUserInput gives the user-input fields of a paused call the values
-// the model already passed for them, as Agno does: the person sees them and
-// supplies only the others (or overrides them).
-func prefillUserInput(exec *run.ToolExecution) {
-	if !exec.RequiresUserInput {
-		return
-	}
-	for i := range exec.UserInputSchema {
-		if value, ok := exec.ToolArgs[exec.UserInputSchema[i].Name]; ok && value != nil {
-			exec.UserInputSchema[i].Value = value
-		}
-	}
-}
-
 // appendResult adds a tool's result message and reports the call. A result
 // too large for the context is offloaded first.
 func (a *Agent) appendResult(ctx context.Context, st *runState, exec *run.ToolExecution) {
 	a.offload(ctx, st, exec)
-	result := ""
-	if exec.Result != nil {
-		result = *exec.Result
-	}
+	result := exec.ResultText()
 	msg := a.newMessage(run.RoleTool, result, a.cfg.Now())
 	msg.ToolCallID, msg.ToolName, msg.ToolArgs, msg.ToolCallError = exec.ToolCallID, exec.ToolName, exec.ToolArgs, exec.ToolCallError
 	msg.StopAfterToolCall = exec.StopAfterToolCall
@@ -212,11 +195,7 @@ func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
 		}
 		switch {
 		case t.RequiresConfirmation && !*t.Confirmed:
-			note := strings.TrimSpace(t.ConfirmationNote)
-			result := fmt.Sprintf("The user rejected the call to %s.", t.ToolName)
-			if note != "" {
-				result += " Note: " + note
-			}
+			result := t.RejectionText()
 			t.Result = &result
 		case t.ExternalExecutionRequired:
 			// The caller ran it; its result is in t.Result.

@@ -3,7 +3,6 @@ package codemode
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -53,7 +52,7 @@ func builtin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple,
 		// The call waits for a person (or the client): the program stops
 		// here, and runs again from the start once it is resolved.
 		paused := outcome.Execution
-		prefillUserInput(paused)
+		paused.PrefillUserInput()
 		requirement := run.NewRequirement(paused, p.c.cfg.Now())
 		requirement.MemberRunID = pauseID(p.callID)
 		p.pause = &tool.ChildPause{RunID: requirement.MemberRunID, Requirements: []*run.Requirement{requirement}}
@@ -82,10 +81,7 @@ func (p *program) finishDecided(call run.ToolCall, decided *run.ToolExecution) (
 	exec := &copied
 	switch {
 	case exec.RequiresConfirmation && exec.Confirmed != nil && !*exec.Confirmed:
-		result := fmt.Sprintf("The user rejected the call to %s.", exec.ToolName)
-		if note := strings.TrimSpace(exec.ConfirmationNote); note != "" {
-			result += " Note: " + note
-		}
+		result := exec.RejectionText()
 		failed := true
 		exec.Result, exec.ToolCallError = &result, &failed
 	case exec.ExternalExecutionRequired:
@@ -128,10 +124,7 @@ func (p *program) started(exec *run.ToolExecution) {
 // answer to the program.
 func (p *program) record(exec *run.ToolExecution) (starlark.Value, error) {
 	tool.RecordNested(p.ctx, exec)
-	result := ""
-	if exec.Result != nil {
-		result = *exec.Result
-	}
+	result := exec.ResultText()
 	if p.r != nil {
 		if failed(exec) {
 			p.r.Emit(&run.ToolCallError{Tool: exec, Error: result})
@@ -145,10 +138,7 @@ func (p *program) record(exec *run.ToolExecution) (starlark.Value, error) {
 // answer is a finished call's result as the program sees it: a failure
 // stops the program with the tool's message.
 func (p *program) answer(exec *run.ToolExecution) (starlark.Value, error) {
-	result := ""
-	if exec.Result != nil {
-		result = *exec.Result
-	}
+	result := exec.ResultText()
 	if failed(exec) {
 		return nil, fmt.Errorf("%s failed: %s", exec.ToolName, result)
 	}
@@ -157,19 +147,6 @@ func (p *program) answer(exec *run.ToolExecution) (starlark.Value, error) {
 
 // failed reports whether a call failed.
 func failed(exec *run.ToolExecution) bool { return exec.ToolCallError != nil && *exec.ToolCallError }
-
-// prefillUserInput gives the user-input fields of a paused call the values
-// the program passed for them: the person sees them and supplies the rest.
-func prefillUserInput(exec *run.ToolExecution) {
-	if !exec.RequiresUserInput {
-		return
-	}
-	for i := range exec.UserInputSchema {
-		if value, ok := exec.ToolArgs[exec.UserInputSchema[i].Name]; ok && value != nil {
-			exec.UserInputSchema[i].Value = value
-		}
-	}
-}
 
 // callArguments turns a Starlark call's arguments into the tool's JSON
 // object: keyword arguments, or a single dict.

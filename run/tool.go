@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // ToolExecution is one tool call and its outcome (Agno's
@@ -56,6 +57,38 @@ type ToolExecution struct {
 // Paused reports whether the tool waits for a human or an external executor.
 func (t *ToolExecution) Paused() bool {
 	return t.RequiresConfirmation || t.RequiresUserInput || t.ExternalExecutionRequired
+}
+
+// ResultText is the call's result, "" while it has none.
+func (t *ToolExecution) ResultText() string {
+	if t.Result == nil {
+		return ""
+	}
+	return *t.Result
+}
+
+// RejectionText is what the model reads of a call a person rejected: it
+// says so, with the person's confirmation note when there is one.
+func (t *ToolExecution) RejectionText() string {
+	text := fmt.Sprintf("The user rejected the call to %s.", t.ToolName)
+	if note := strings.TrimSpace(t.ConfirmationNote); note != "" {
+		text += " Note: " + note
+	}
+	return text
+}
+
+// PrefillUserInput gives the user-input fields of a call waiting for user
+// input the values its arguments already hold, as Agno does: the person
+// sees them and supplies only the others (or overrides them).
+func (t *ToolExecution) PrefillUserInput() {
+	if !t.RequiresUserInput {
+		return
+	}
+	for i := range t.UserInputSchema {
+		if value, ok := t.ToolArgs[t.UserInputSchema[i].Name]; ok && value != nil {
+			t.UserInputSchema[i].Value = value
+		}
+	}
 }
 
 // toolExecutionWire is the JSON form of a [ToolExecution], with null for

@@ -318,15 +318,7 @@ func (o *Outcome) execute(ctx context.Context, t Tool, args json.RawMessage, now
 		span.EndTool("waits for a person: "+o.Child.Error(), false)
 		return
 	}
-	span.EndTool(resultText(o.Execution), o.Err != nil)
-}
-
-// resultText is a settled call's result.
-func resultText(exec *run.ToolExecution) string {
-	if exec.Result == nil {
-		return ""
-	}
-	return *exec.Result
+	span.EndTool(o.Execution.ResultText(), o.Err != nil)
 }
 
 // settle records a call's result, its failure, or the child run it waits
