@@ -139,8 +139,21 @@ workflows:
 		if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &listed) != nil {
 			return false
 		}
-		return len(listed.Data) == 3 && listed.Data[0]["total_spans"] != nil
-	}), "three traces listed: %+v", listed)
+		if len(listed.Data) != 3 {
+			return false
+		}
+		// A trace is listed once any of its spans is exported; its runner
+		// is named once the run's own span is, which ends last.
+		named := map[string]bool{}
+		for _, tr := range listed.Data {
+			for _, key := range []string{"agent_id", "team_id", "workflow_id"} {
+				if tr[key] != nil && tr["name"] != nil && strings.HasSuffix(tr["name"].(string), ".run") {
+					named[tr["trace_id"].(string)+key] = true
+				}
+			}
+		}
+		return named[traceIDs[0]+"agent_id"] && named[traceIDs[1]+"team_id"] && named[traceIDs[2]+"workflow_id"]
+	}), "three traces listed, each named by its run: %+v", listed)
 	require.EqualValues(t, 3, listed.Meta["total_count"])
 	byID := map[string]map[string]any{}
 	for _, tr := range listed.Data {
