@@ -228,11 +228,15 @@ func TraceWrites(spans []sdktrace.ReadOnlySpan, now time.Time) []storage.TraceWr
 		if level > storage.TraceLevelChild || record.ParentSpanID == "" {
 			// The highest-level span's context wins: a team's run over
 			// its member's, which ends (and is batched) first.
+			// A lower-level span (the member's run, batched after the
+			// team's) adds nothing to it.
 			if level > contextLevels[i] {
 				clearContext(&w.Trace)
 				contextLevels[i] = level
 			}
-			fillContext(&w.Trace, record.Attributes)
+			if level == contextLevels[i] {
+				fillContext(&w.Trace, record.Attributes)
+			}
 		}
 	}
 	for i := range writes {

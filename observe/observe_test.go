@@ -17,6 +17,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agnogo/agnogo/observe"
@@ -311,4 +314,41 @@ func TestSQLiteStoreReceivesSpans(t *testing.T) {
 	require.Equal(t, "Agent.run", tr.Name)
 	require.Equal(t, "ada", tr.UserID)
 	require.Equal(t, "OK", tr.Status)
+}
+
+// TestTraceContextIsTheHighestLevelRuns checks that a trace's context is
+// its highest-level run's whatever order its spans are batched in: a
+// team's run names the trace, and its member's agent_id never joins it.
+func TestTraceContextIsTheHighestLevelRuns(t *testing.T) {
+	traceID := trace.TraceID{1}
+	now := time.Now()
+	span := func(id byte, parent byte, name string, attrs ...attribute.KeyValue) sdktrace.ReadOnlySpan {
+		stub := tracetest.SpanStub{
+			Name:        name,
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: trace.SpanID{id}}),
+			StartTime:   now.Add(time.Duration(id) * time.Millisecond),
+			EndTime:     now.Add(time.Second - time.Duration(id)*time.Millisecond),
+			Attributes:  attrs,
+		}
+		if parent != 0 {
+			stub.Parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: trace.SpanID{parent}})
+		}
+		return stub.Snapshot()
+	}
+	teamRun := span(1, 0, "Crew.run", attribute.String(observe.AttrRunID, "team-run"), attribute.String(observe.AttrSpanKind, observe.KindAgent),
+		attribute.String(observe.AttrTeamID, "crew"), attribute.String(observe.AttrSessionID, "s1"))
+	memberRun := span(2, 1, "Calculator.run", attribute.String(observe.AttrRunID, "member-run"), attribute.String(observe.AttrSpanKind, observe.KindAgent),
+		attribute.String(observe.AttrAgentID, "calc"), attribute.String(observe.AttrSessionID, "s1"))
+	model := span(3, 2, "fake.invoke")
+	for _, order := range [][]sdktrace.ReadOnlySpan{{teamRun, memberRun, model}, {model, memberRun, teamRun}, {memberRun, teamRun, model}} {
+		writes := observe.TraceWrites(order, now)
+		require.Len(t, writes, 1)
+		tr := writes[0].Trace
+		require.Equal(t, "Crew.run", tr.Name)
+		require.Equal(t, storage.TraceLevelTeam, writes[0].NameLevel)
+		require.Equal(t, "team-run", tr.RunID)
+		require.Equal(t, "crew", tr.TeamID)
+		require.Empty(t, tr.AgentID, "the member's agent_id is not the trace's")
+		require.Equal(t, "s1", tr.SessionID)
+	}
 }
