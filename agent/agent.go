@@ -40,7 +40,8 @@ func New(cfg Config) (*Agent, error) {
 	if err := tool.CheckNames(cfg.Tools); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.ID, err)
 	}
-	a := &Agent{cfg: cfg, host: runhost.New(runhost.Config{Store: cfg.Store, Now: cfg.Now, Sleep: cfg.Sleep, Logger: cfg.Logger})}
+	a := &Agent{cfg: cfg, host: runhost.New(runhost.Config{Store: cfg.Store, Now: cfg.Now, Sleep: cfg.Sleep, Logger: cfg.Logger,
+		ApprovalExpiry: cfg.ApprovalExpiry})}
 	if cfg.OutputSchema != nil && cfg.OutputSchema.resolved == nil {
 		checked, err := JSONSchema(cfg.OutputSchema.Name, cfg.OutputSchema.Schema)
 		if err != nil {

@@ -130,6 +130,13 @@ type Config struct {
 	// user message of its own. Defaults to nil: the answer ends the run.
 	Iterations Iterations
 
+	// ApprovalExpiry is how long the approval a run of the agent records,
+	// when it pauses on a tool that requires approval
+	// ([tool.Spec.RequiresApproval]) and Store keeps approvals, stays
+	// pending before it expires; an expired approval rejects the call.
+	// Defaults to 0: approvals never expire.
+	ApprovalExpiry time.Duration
+
 	// Kind is what the agent's runs are: run.KindAgent, the default, or
 	// run.KindTeam for the leader of a team (package team builds it): its
 	// runs, sessions and events are then the team's — team_id and
@@ -191,6 +198,9 @@ func (c *Config) validate() error {
 	var errs []error
 	if c.Model == nil {
 		errs = append(errs, errors.New("Model is required"))
+	}
+	if c.ApprovalExpiry < 0 {
+		errs = append(errs, errors.New("ApprovalExpiry must not be negative"))
 	}
 	if c.NumHistoryRuns < 0 {
 		errs = append(errs, fmt.Errorf("NumHistoryRuns %d must not be negative", c.NumHistoryRuns))

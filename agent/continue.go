@@ -13,6 +13,7 @@ import (
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/tool"
 )
 
 // Errors of [Agent.Continue]; they are run's, so a server can tell them apart
@@ -274,11 +275,14 @@ func applyResolutions(out *run.Output, updates []*run.ToolExecution) {
 			continue
 		}
 		req := requirements[t.ToolCallID]
-		if t.RequiresConfirmation && u.Confirmed != nil {
+		if t.RequiresConfirmation && u.Confirmed != nil || rejectsApproval(t, u) {
 			t.Confirmed, t.ConfirmationNote = new(*u.Confirmed), u.ConfirmationNote
 			if req != nil {
 				req.Confirmation, req.ConfirmationNote = new(*u.Confirmed), u.ConfirmationNote
 			}
+		}
+		if rejected(t) {
+			continue // a rejected call needs no input or result
 		}
 		if t.RequiresUserInput {
 			provideUserInput(t, req, u.UserInputSchema)
@@ -291,6 +295,17 @@ func applyResolutions(out *run.Output, updates []*run.ToolExecution) {
 		}
 	}
 }
+
+// rejectsApproval reports an answer rejecting a call that waits for an
+// admin's approval on user input or an external result rather than a
+// confirmation: an approval decides the call whatever it waits for, so
+// confirmed false rejects it too.
+func rejectsApproval(t, u *run.ToolExecution) bool {
+	return t.ApprovalType == tool.ApprovalRequired && !t.RequiresConfirmation && u.Confirmed != nil && !*u.Confirmed
+}
+
+// rejected reports a call a person (or an approval) rejected.
+func rejected(t *run.ToolExecution) bool { return t.Confirmed != nil && !*t.Confirmed }
 
 // provideUserInput fills the fields a call asks for with the values given
 // for them, on the call and on its requirement; the call is answered once

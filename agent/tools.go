@@ -144,6 +144,8 @@ func unresolved(out *run.Output) []string {
 	for _, t := range run.WaitingCalls(out) {
 		call := fmt.Sprintf("%s (%s)", t.ToolName, t.ToolCallID)
 		switch {
+		case rejected(t):
+			// Answered: the call is not run.
 		case t.RequiresConfirmation && t.Confirmed == nil:
 			waiting = append(waiting, call+" waits for a confirmation: send it with confirmed true or false")
 		case t.RequiresUserInput && (t.Answered == nil || !*t.Answered):
@@ -194,7 +196,7 @@ func (a *Agent) resolvePending(ctx context.Context, st *runState) error {
 			continue
 		}
 		switch {
-		case t.RequiresConfirmation && !*t.Confirmed:
+		case rejected(t):
 			result := t.RejectionText()
 			t.Result = &result
 		case t.ExternalExecutionRequired:

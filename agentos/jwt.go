@@ -180,6 +180,20 @@ func (v *jwtVerifier) keyFor(t *jwt.Token) (any, error) {
 	return set, nil
 }
 
+// Principals only the server itself assigns: the scheduler acting for an
+// unowned schedule, and service accounts ("sa:<name>", from agno_pat_
+// tokens). A JWT claiming one is refused, so that no token can pass for
+// them.
+const (
+	reservedSchedulerSubject    = "__scheduler__"
+	serviceAccountSubjectPrefix = "sa:"
+)
+
+// isReservedSubject reports a user id only the server may assign.
+func isReservedSubject(subject string) bool {
+	return subject == reservedSchedulerSubject || strings.HasPrefix(subject, serviceAccountSubjectPrefix)
+}
+
 // verify checks a token and returns its caller, or the 401 detail.
 func (v *jwtVerifier) verify(raw string) (Principal, string) {
 	claims := jwt.MapClaims{}
@@ -204,6 +218,9 @@ func (v *jwtVerifier) verify(raw string) (Principal, string) {
 			return Principal{}, fmt.Sprintf("Invalid token: claim %q must be a string", v.cfg.UserIDClaim)
 		}
 		p.Subject = s
+	}
+	if isReservedSubject(p.Subject) {
+		return Principal{}, fmt.Sprintf("Invalid token: the user id %q is reserved for the scheduler and service accounts, and no JWT may claim it", p.Subject)
 	}
 	scopes, err := scopesFromClaim(claims[v.cfg.ScopesClaim])
 	if err != nil {

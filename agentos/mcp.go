@@ -196,19 +196,23 @@ func (o *OS) mcpServer() *sdk.Server {
 }
 
 // mcpCustom answers a call of a custom tool: the caller is authenticated
-// as on the REST routes and needs mcp_tools:<name>:run; the tool's
-// arguments are validated as in a run.
+// as on the REST routes — a service account's token in every auth mode,
+// even without authentication, where other callers are admins — and needs
+// mcp_tools:<name>:run; the tool's arguments are validated as in a run.
 func (o *OS) mcpCustom(t tool.Tool, spec tool.Spec) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		p := Principal{Admin: true}
-		if o.auth.enabled() {
-			r := httptest.NewRequestWithContext(ctx, http.MethodPost, mcpPath, nil)
-			if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-				r.Header.Set("Authorization", extra.Header.Get("Authorization"))
-			}
-			var detail string
-			if p, detail = o.auth.authenticate(r); detail != "" {
-				return errorResult(fmt.Sprintf("401 Unauthorized: %s", detail)), nil
+		r := httptest.NewRequestWithContext(ctx, http.MethodPost, mcpPath, nil)
+		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+			r.Header.Set("Authorization", extra.Header.Get("Authorization"))
+		}
+		if o.auth.enabled() || presentsServiceAccount(r) {
+			var (
+				status int
+				detail string
+			)
+			if p, status, detail = o.auth.identify(r); detail != "" {
+				return errorResult(fmt.Sprintf("%d %s: %s", status, http.StatusText(status), detail)), nil
 			}
 			if !o.allowed(p, mcpToolsResource, spec.Name, "run") {
 				return errorResult("403 Forbidden: " + forbiddenDetail(mcpToolsResource, spec.Name, "run")), nil
@@ -444,10 +448,14 @@ func (o *OS) mcpContinue(ctx context.Context, req *sdk.CallToolRequest, args run
 	if args.UserID != "" {
 		form.Set("user_id", args.UserID)
 	}
-	if plural == "workflows" {
+	switch {
+	case len(args.Requirements) == 0:
+		// Nothing resolved here: the run goes on as its resolved admin
+		// approvals decide (the continue route applies them).
+	case plural == "workflows":
 		data, _ := json.Marshal(args.Requirements)
 		form.Set("step_requirements", string(data))
-	} else {
+	default:
 		// A requirement is resolved on its tool execution (confirmed, its
 		// user input or its result), as Agno's clients send it.
 		var tools []any

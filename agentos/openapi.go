@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agnogo/agnogo/internal/apidocs"
+	"github.com/agnogo/agnogo/storage"
 )
 
 // This file is the one place the API is described: apiRoutes lists every
@@ -44,6 +45,10 @@ type apiRoute struct {
 	// errors lists the error statuses the route answers, besides 401/403
 	// (every protected route) and 500 (every route).
 	errors []apiError
+	// osdb marks a route of a feature kept in the OS database (osdb.go):
+	// when the store does not keep the feature, a 503 stub serves the
+	// route's path, and the route is documented all the same.
+	osdb bool
 }
 
 // apiParam is a query parameter or a form field.
@@ -85,7 +90,7 @@ type apiError struct {
 
 // Query parameters shared by many routes.
 var (
-	qUserID       = apiParam{name: "user_id", typ: "string", description: "Act for this user. Forced to the caller's own id under user isolation."}
+	qUserID       = apiParam{name: "user_id", typ: "string", description: "Act for this user. Forced to the caller's own id under user isolation, and for a service account that is not an admin."}
 	qDBID         = apiParam{name: "db_id", typ: "string", description: "The database (see /config databases); this server has one, so it may be left out."}
 	qTable        = apiParam{name: "table", typ: "string", description: "Accepted for compatibility with Agno; this server has one table per kind."}
 	qLimit        = apiParam{name: "limit", typ: "integer", def: 20, description: "Page size, 1 to 1000 (more is a 422)."}
@@ -106,8 +111,9 @@ var (
 
 // apiRoutes is every route the server can mount, in the order the document
 // lists them: the system's, the same routes for agents and for teams, then
-// the rest.
-var apiRoutes = slices.Concat(systemAPIRoutes, componentAPIRoutes(agentAPI), componentAPIRoutes(teamAPI), workflowAPIRoutes(), otherAPIRoutes)
+// the rest, and last the features kept in the OS database.
+var apiRoutes = slices.Concat(systemAPIRoutes, componentAPIRoutes(agentAPI), componentAPIRoutes(teamAPI), workflowAPIRoutes(), otherAPIRoutes,
+	scheduleAPIRoutes, approvalAPIRoutes, serviceAccountAPIRoutes)
 
 // systemAPIRoutes document the routes a client probes first.
 var systemAPIRoutes = []apiRoute{
@@ -411,9 +417,11 @@ var otherAPIRoutes = []apiRoute{
 		method: "GET", path: "/workflows/ws", id: "workflow_websocket", tag: "Workflows", open: true,
 		summary: "WebSocket: run, follow, reconnect to and continue workflow runs",
 		description: "Agno's workflow WebSocket. Each message, both ways, is a JSON text message of at most 1 MiB. The server sends " +
-			"{event: connected, requires_auth} first. The client sends {action: …}: authenticate {token} (the security key, or a JWT " +
-			"checked as the Authorization header is; answered authenticated or auth_error — every other action answers auth_required " +
-			"until then, unless the upgrade carried a valid Authorization header or the server has no authentication); ping (pong); " +
+			"{event: connected, requires_auth} first. The client sends {action: …}: authenticate {token} (the security key, a JWT or a " +
+			"service account's agno_pat_ token, checked as the Authorization header is: a service account's binds the connection to its " +
+			"account's scopes in every auth mode, even without authentication; answered authenticated or auth_error — every other action " +
+			"answers auth_required until then, unless the upgrade carried a valid Authorization header, or the server has no authentication " +
+			"and the upgrade no refused token); ping (pong); " +
 			"start-workflow {workflow_id, message, session_id, user_id, session_state, metadata} (scope workflows:run; a background run, " +
 			"which goes on when the socket closes); reconnect {run_id, workflow_id, session_id, last_event_index} (the run's events after " +
 			"last_event_index: replay for a finished run, else catch_up then subscribed and the live events); continue-workflow " +
@@ -746,6 +754,240 @@ var otherAPIRoutes = []apiRoute{
 	},
 }
 
+// osdbAPIRoutes documents the routes of the features kept in the OS
+// database (osdb.go). Every one answers 503 when the server's store does
+// not keep the feature, and is documented either way: the server serves
+// its path.
+func osdbAPIRoutes(tag, what string, routes []apiRoute) []apiRoute {
+	out := make([]apiRoute, 0, len(routes))
+	for _, r := range routes {
+		r.tag, r.osdb = tag, true
+		r.errors = append(slices.Clone(r.errors), apiError{http.StatusServiceUnavailable,
+			fmt.Sprintf("the server's database does not keep %s (or there is none): %q", what, featureDetail(tag))})
+		out = append(out, r)
+	}
+	return out
+}
+
+// Errors of the schedule routes.
+var (
+	eScheduleNotFound   = apiError{http.StatusNotFound, "no schedule has this id, or it is another user's (a non-admin sees only their own)"}
+	eScheduleEndpoint   = apiError{http.StatusForbidden, "with authentication on, the caller may not run the schedule's endpoint: a run endpoint needs the run scope of its component, any other endpoint the admin scope"}
+	eScheduleValidation = apiError{http.StatusUnprocessableEntity, "a field is missing, out of range or does not parse: a bad cron expression (five fields or a descriptor such as @daily), an unknown time zone, an endpoint that is not a path of this server or names a component it does not serve (the detail lists each one)"}
+)
+
+// scheduleAPIRoutes documents /schedules (schedules.go).
+var scheduleAPIRoutes = osdbAPIRoutes(scheduleTag, "schedules", []apiRoute{
+	{
+		method: "GET", path: "/schedules", id: "list_schedules",
+		summary:     "List schedules, newest first, one page at a time",
+		description: "A non-admin sees only the schedules they own; an admin sees every schedule.",
+		query: []apiParam{
+			{name: "enabled", typ: "boolean", description: "Only enabled (true) or disabled (false) schedules; both when left out."},
+			{name: "limit", typ: "integer", def: 100, description: "Page size, 1 to 1000 (more is a 422)."},
+			qPage,
+		},
+		ok:     apiResponse{status: 200, description: "A page of schedules.", schema: "SchedulePage"},
+		errors: []apiError{eValidation},
+	},
+	{
+		method: "POST", path: "/schedules", id: "create_schedule",
+		summary: "Create a schedule: an endpoint of this server to call on a cron",
+		description: "The caller owns the schedule (a JWT's subject, sa:<name> for a service account; unowned for the security key, " +
+			"an admin's own schedules and an open server). A run endpoint (POST /agents/{id}/runs, /teams/…, /workflows/…) starts a " +
+			"background run of the component as the owner, with payload as its form fields; any other endpoint is called as the owner.",
+		body: &apiBody{schema: "ScheduleCreate", required: true, description: "The schedule; name, cron_expr and endpoint are required."},
+		ok:   apiResponse{status: 201, description: "The schedule, with its next_run_at when enabled.", schema: "ScheduleResponse"},
+		errors: []apiError{
+			eScheduleEndpoint,
+			{http.StatusForbidden, "the caller's identity is the scheduler's own (__scheduler__), which may not own a schedule"},
+			{http.StatusConflict, "the owner already has a schedule with this name"},
+			eScheduleValidation,
+		},
+	},
+	{
+		method: "GET", path: "/schedules/{schedule_id}", id: "get_schedule",
+		summary: "One schedule",
+		ok:      apiResponse{status: 200, description: "The schedule.", schema: "ScheduleResponse"},
+		errors:  []apiError{eScheduleNotFound},
+	},
+	{
+		method: "PATCH", path: "/schedules/{schedule_id}", id: "update_schedule",
+		summary: "Change a schedule's fields",
+		description: "Only the fields sent change; an empty body answers the schedule unchanged. A change of cron_expr or timezone of " +
+			"an enabled schedule moves its next fire; enabling it recomputes the next fire and clears disabled_reason. The endpoint " +
+			"permission is checked again when endpoint or method changes, or the schedule is enabled.",
+		body: &apiBody{schema: "ScheduleUpdate", description: "The fields to change."},
+		ok:   apiResponse{status: 200, description: "The updated schedule.", schema: "ScheduleResponse"},
+		errors: []apiError{
+			eScheduleEndpoint, eScheduleNotFound,
+			{http.StatusConflict, "the owner already has a schedule with the new name, or enabling it while its endpoint no longer runs its provenance target (endpoint_drift)"},
+			{http.StatusUnprocessableEntity, "a key is not an updatable field, a field that needs a value is null, or a value is out of range or does not parse (the detail lists each one)"},
+		},
+	},
+	{
+		method: "DELETE", path: "/schedules/{schedule_id}", id: "delete_schedule",
+		summary: "Delete a schedule and its runs",
+		ok:      apiResponse{status: 204, description: "Deleted."},
+		errors:  []apiError{eScheduleNotFound},
+	},
+	{
+		method: "POST", path: "/schedules/{schedule_id}/enable", id: "enable_schedule",
+		summary:     "Enable a schedule",
+		description: "Computes its next fire from now and clears disabled_reason.",
+		ok:          apiResponse{status: 200, description: "The schedule's state.", schema: "ScheduleStateResponse"},
+		errors: []apiError{
+			eScheduleEndpoint, eScheduleNotFound,
+			{http.StatusConflict, "the schedule's endpoint no longer runs its provenance target (endpoint_drift): point it back first"},
+			{http.StatusUnprocessableEntity, "the schedule's cron expression has no next fire"},
+		},
+	},
+	{
+		method: "POST", path: "/schedules/{schedule_id}/disable", id: "disable_schedule",
+		summary: "Disable a schedule: it fires no more until enabled",
+		ok:      apiResponse{status: 200, description: "The schedule's state.", schema: "ScheduleStateResponse"},
+		errors:  []apiError{eScheduleNotFound},
+	},
+	{
+		method: "POST", path: "/schedules/{schedule_id}/trigger", id: "trigger_schedule",
+		summary: "Fire a schedule now, outside its cron",
+		description: "Starts one attempt now (the next fire does not move) and answers at once with the running attempt; poll " +
+			"GET /schedules/{schedule_id}/runs/{run_id} for its end, or send wait=true. Needs the scheduler (scheduler.enabled).",
+		query: []apiParam{{name: "wait", typ: "boolean", def: false, description: "Answer the attempt once it ends (success, failed, paused or cancelled) instead of at once."}},
+		ok:    apiResponse{status: 200, description: "The attempt: running, or its end with wait=true.", schema: "ScheduleRunResponse"},
+		errors: []apiError{
+			eScheduleEndpoint, eScheduleNotFound,
+			{http.StatusConflict, "the schedule is disabled (Schedule is disabled), or its endpoint no longer runs its provenance target"},
+			eValidation,
+			{http.StatusServiceUnavailable, "the scheduler is not running on this server (Scheduler is not running)"},
+		},
+	},
+	{
+		method: "GET", path: "/schedules/{schedule_id}/runs", id: "list_schedule_runs",
+		summary: "A schedule's attempts, newest first, one page at a time",
+		query: []apiParam{
+			{name: "limit", typ: "integer", def: 100, description: "Page size, 1 to 1000 (more is a 422)."},
+			qPage,
+		},
+		ok:     apiResponse{status: 200, description: "A page of attempts.", schema: "ScheduleRunPage"},
+		errors: []apiError{eScheduleNotFound, eValidation},
+	},
+	{
+		method: "GET", path: "/schedules/{schedule_id}/runs/{run_id}", id: "get_schedule_run",
+		summary:     "One attempt of a schedule",
+		description: "run_id is the attempt's id (the id of a ScheduleRunResponse), not the id of the run it started.",
+		ok:          apiResponse{status: 200, description: "The attempt.", schema: "ScheduleRunResponse"},
+		errors:      []apiError{{http.StatusNotFound, "no such schedule, or no attempt of it with this id"}},
+	},
+})
+
+// eApprovalNotFound is the 404 of an approval route.
+var eApprovalNotFound = apiError{http.StatusNotFound, "no approval has this id, or it is another user's (a non-admin under user isolation sees only their own)"}
+
+// approvalAPIRoutes documents /approvals (approvals.go).
+var approvalAPIRoutes = osdbAPIRoutes("Approvals", "approvals", []apiRoute{
+	{
+		method: "GET", path: "/approvals", id: "list_approvals",
+		summary:     "List admin approvals, newest first, one page at a time",
+		description: "An approval is recorded when a run pauses on a tool that requires an admin's approval. A pending approval past its expires_at reads expired.",
+		query: []apiParam{
+			{name: "status", typ: "string", enum: approvalStatuses, description: "Only approvals with this status."},
+			{name: "source_type", typ: "string", description: "Only approvals of this kind of run: agent, team or workflow."},
+			{name: "approval_type", typ: "string", enum: approvalTypes, description: "Only approvals of this type."},
+			{name: "pause_type", typ: "string", description: "Only approvals of this pause: confirmation, user_input or external_execution."},
+			{name: "agent_id", typ: "string", description: "Only approvals of this agent's runs."},
+			{name: "team_id", typ: "string", description: "Only approvals of this team's runs."},
+			{name: "workflow_id", typ: "string", description: "Only approvals of this workflow's runs."},
+			qUserID,
+			{name: "schedule_id", typ: "string", description: "Only approvals of this schedule's runs."},
+			{name: "run_id", typ: "string", description: "Only approvals of this run."},
+			{name: "limit", typ: "integer", def: 100, description: "Page size, 1 to 1000 (more is a 422)."},
+			qPage,
+		},
+		ok:     apiResponse{status: 200, description: "A page of approvals.", schema: "ApprovalPage"},
+		errors: []apiError{eValidation},
+	},
+	{
+		method: "GET", path: "/approvals/count", id: "count_approvals",
+		summary: "How many approvals are pending",
+		query:   []apiParam{qUserID},
+		ok:      apiResponse{status: 200, description: "{count}: the pending approvals.", schema: "ApprovalCount"},
+	},
+	{
+		method: "GET", path: "/approvals/{approval_id}/status", id: "get_approval_status",
+		summary:     "An approval's status, for polling",
+		description: "Resolving an approval does not continue its run: a client polls this route, then calls the run's /continue.",
+		ok:          apiResponse{status: 200, description: "The approval's status and who resolved it when.", schema: "ApprovalStatus"},
+		errors:      []apiError{eApprovalNotFound},
+	},
+	{
+		method: "GET", path: "/approvals/{approval_id}", id: "get_approval",
+		summary: "One approval",
+		ok:      apiResponse{status: 200, description: "The approval.", schema: "ApprovalResponse"},
+		errors:  []apiError{eApprovalNotFound},
+	},
+	{
+		method: "POST", path: "/approvals/{approval_id}/resolve", id: "resolve_approval",
+		summary: "Approve or reject a pending approval",
+		description: "Only a pending approval is resolved: of two admins racing, exactly one wins. resolved_by is the caller's subject " +
+			"when it has one, whatever the body says. The run is not continued: its /continue applies the resolution.",
+		body: &apiBody{schema: "ApprovalResolve", required: true, description: "The decision."},
+		ok:   apiResponse{status: 200, description: "The resolved approval.", schema: "ApprovalResponse"},
+		errors: []apiError{
+			{http.StatusNotFound, "no approval has this id, it is another user's, or the caller is not an admin under user isolation (resolving is then admin only)"},
+			{http.StatusConflict, "the approval is not pending: Approval is already 'X' and cannot be resolved"},
+			eValidation,
+		},
+	},
+	{
+		method: "DELETE", path: "/approvals/{approval_id}", id: "delete_approval",
+		summary: "Delete an approval",
+		ok:      apiResponse{status: 204, description: "Deleted."},
+		errors:  []apiError{{http.StatusNotFound, "no approval has this id, it is another user's, or the caller is not an admin under user isolation (deleting is then admin only)"}},
+	},
+})
+
+// serviceAccountAPIRoutes documents /service-accounts
+// (serviceaccounts.go).
+var serviceAccountAPIRoutes = osdbAPIRoutes(serviceAccountsTag, "service accounts", []apiRoute{
+	{
+		method: "POST", path: "/service-accounts", id: "create_service_account",
+		summary: "Mint a service account and its token",
+		description: "The token (agno_pat_…) is in this answer only; the server keeps its SHA-256. It is sent as " +
+			"`Authorization: Bearer agno_pat_…` in every auth mode and grants only the account's scopes. The caller owns the account.",
+		body: &apiBody{schema: "ServiceAccountCreate", required: true, description: "The account; name is required."},
+		ok:   apiResponse{status: 201, description: "The account and, this once, its token.", schema: "ServiceAccountCreateResponse"},
+		errors: []apiError{
+			{http.StatusBadRequest, "a scope is unknown, or privileged (write, delete, service_accounts, admin) without allow_privileged_scopes"},
+			{http.StatusUnauthorized, "the caller is anonymous on a server without authentication: minting takes a credential"},
+			{http.StatusForbidden, "the caller does not hold a scope it grants, or has no user identity to own the account"},
+			{http.StatusConflict, "an unrevoked account has this name: revoke it first to rotate"},
+			eValidation,
+		},
+	},
+	{
+		method: "GET", path: "/service-accounts", id: "list_service_accounts",
+		summary:     "List service accounts, one page at a time",
+		description: "A non-admin sees only the accounts they own. The tokens are never shown again.",
+		query: []apiParam{
+			{name: "include_revoked", typ: "boolean", def: true, description: "List revoked accounts too."},
+			{name: "limit", typ: "integer", def: 20, description: "Page size, 1 to 100 (more is a 422)."},
+			qPage,
+			{name: "sort_by", typ: "string", def: "created_at", enum: serviceAccountSortColumns, description: "Sort key."},
+			qSortOrder,
+		},
+		ok:     apiResponse{status: 200, description: "A page of accounts.", schema: "ServiceAccountPage"},
+		errors: []apiError{eValidation},
+	},
+	{
+		method: "DELETE", path: "/service-accounts/{account_id}", id: "revoke_service_account",
+		summary:     "Revoke a service account",
+		description: "Its token is refused from then on: at once by this server, within the token cache's TTL by others sharing the database. Revoking a revoked account changes nothing.",
+		ok:          apiResponse{status: 204, description: "Revoked."},
+		errors:      []apiError{{http.StatusNotFound, "no account has this id, or it is another user's"}},
+	},
+})
+
 // apiSchemas are the document's components.schemas. Bodies the routes
 // return are described by the fields clients read; every object may carry
 // more.
@@ -1004,6 +1246,144 @@ var apiSchemas = map[string]any{
 		"status": str(`"idle"`), "started_at": map[string]any{"type": []string{"integer", "null"}},
 		"finished_at": map[string]any{"type": []string{"integer", "null"}}, "error": map[string]any{"type": []string{"string", "null"}},
 	}, "status"),
+
+	// Schedules (schedules.go).
+	"ScheduleResponse": obj("A schedule (Agno's ScheduleResponse). Times are epoch seconds.", props{
+		"id": str("The schedule id."), "user_id": orNull("string", "The owner; null for an unowned schedule."),
+		"name": str("Unique per owner."), "description": orNull("string", "What it is for."),
+		"method": str("The HTTP method it calls with."), "endpoint": str("The path of this server it calls."),
+		"payload":   map[string]any{"type": []string{"object", "null"}, "description": "A run endpoint's form fields, or any other endpoint's JSON body."},
+		"cron_expr": str("When it fires: five fields or a descriptor."), "timezone": str("The IANA time zone the cron reads in."),
+		"timeout_seconds": integer("How long an attempt may take."), "max_retries": integer("Attempts after a failed one."),
+		"retry_delay_seconds": integer("The wait before a retry."), "enabled": map[string]any{"type": "boolean"},
+		"next_run_at":     orNull("integer", "When it fires next; null when disabled."),
+		"managed_by":      orNull("string", "What made it (scheduler_tools for an agent's toolkit); null when made over REST."),
+		"target_type":     orNull("string", "The kind of component its provenance names: agent, team or workflow."),
+		"target_id":       orNull("string", "The component its provenance names."),
+		"disabled_reason": orNull("string", "Why the server disabled it (endpoint_drift:…, target_archived:…)."),
+		"created_at":      integer("When it was created."), "updated_at": orNull("integer", "When it last changed."),
+	}, "id", "user_id", "name", "description", "method", "endpoint", "payload", "cron_expr", "timezone", "timeout_seconds", "max_retries",
+		"retry_delay_seconds", "enabled", "next_run_at", "managed_by", "target_type", "target_id", "disabled_reason", "created_at", "updated_at"),
+	"SchedulePage": page("ScheduleResponse", "A page of schedules."),
+	"ScheduleCreate": obj("A new schedule (Agno's ScheduleCreate).", props{
+		"name":                map[string]any{"type": "string", "maxLength": 255, "pattern": "^[a-zA-Z0-9][a-zA-Z0-9 ._-]*$", "description": "Unique per owner."},
+		"cron_expr":           map[string]any{"type": "string", "maxLength": 128, "description": "Five fields (minute hour day-of-month month day-of-week) or a descriptor (@hourly, @daily, @every 10m)."},
+		"endpoint":            map[string]any{"type": "string", "maxLength": 512, "description": "A path of this server: starts with /, no ://, no whitespace. A run endpoint is POST /agents/{id}/runs (/teams/…, /workflows/…)."},
+		"method":              map[string]any{"type": "string", "enum": scheduleMethods, "default": "POST", "description": "Upper-cased."},
+		"description":         map[string]any{"type": "string", "maxLength": 1024},
+		"payload":             map[string]any{"type": "object", "description": "A run endpoint's form fields (message, session_id, metadata…), or any other endpoint's JSON body."},
+		"timezone":            map[string]any{"type": "string", "default": "UTC", "description": "An IANA time zone."},
+		"timeout_seconds":     map[string]any{"type": "integer", "minimum": 1, "maximum": 86400, "default": 3600},
+		"max_retries":         map[string]any{"type": "integer", "minimum": 0, "maximum": 10, "default": 0},
+		"retry_delay_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
+		"enabled":             map[string]any{"type": "boolean", "default": true},
+	}, "name", "cron_expr", "endpoint"),
+	"ScheduleUpdate": func() map[string]any {
+		s := obj("Fields of a schedule to change; any other key is a 422, and so is null but for description and payload.", props{
+			"name":                map[string]any{"type": "string", "maxLength": 255, "pattern": "^[a-zA-Z0-9][a-zA-Z0-9 ._-]*$"},
+			"description":         map[string]any{"type": []string{"string", "null"}, "maxLength": 1024, "description": "null or \"\" removes it."},
+			"method":              map[string]any{"type": "string", "enum": scheduleMethods},
+			"endpoint":            map[string]any{"type": "string", "maxLength": 512},
+			"payload":             map[string]any{"type": []string{"object", "null"}},
+			"cron_expr":           map[string]any{"type": "string", "maxLength": 128},
+			"timezone":            str("An IANA time zone."),
+			"timeout_seconds":     map[string]any{"type": "integer", "minimum": 1, "maximum": 86400},
+			"max_retries":         map[string]any{"type": "integer", "minimum": 0, "maximum": 10},
+			"retry_delay_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600},
+			"enabled":             map[string]any{"type": "boolean"},
+		})
+		s["additionalProperties"] = false
+		return s
+	}(),
+	"ScheduleStateResponse": obj("A schedule's state after enable or disable (Agno's ScheduleStateResponse).", props{
+		"id": str("The schedule id."), "name": str("Its name."), "enabled": map[string]any{"type": "boolean"},
+		"next_run_at": orNull("integer", "When it fires next, epoch seconds."), "updated_at": orNull("integer", "When it last changed, epoch seconds."),
+	}, "id", "name", "enabled", "next_run_at", "updated_at"),
+	"ScheduleRunResponse": obj("One attempt of a schedule (Agno's ScheduleRunResponse). Times are epoch seconds.", props{
+		"id": str("The attempt id."), "schedule_id": str("Its schedule."), "user_id": orNull("string", "The schedule's owner."),
+		"attempt":      integer("1 for a fire, 2 and on for its retries."),
+		"triggered_at": orNull("integer", "When it started."), "completed_at": orNull("integer", "When it ended; null while running."),
+		"status": map[string]any{"type": "string", "enum": []string{storage.ScheduleRunRunning, storage.ScheduleRunSuccess, storage.ScheduleRunFailed,
+			storage.ScheduleRunPaused, storage.ScheduleRunCancelled}, "description": "running until the run ends: COMPLETED is success, PAUSED paused, CANCELLED cancelled, ERROR or a timeout failed."},
+		"status_code": orNull("integer", "The HTTP status the endpoint answered."),
+		"run_id":      orNull("string", "The run it started (a run endpoint)."), "session_id": orNull("string", "That run's session."),
+		"error":        orNull("string", "Why it failed."),
+		"input":        map[string]any{"type": []string{"object", "null"}, "description": "The payload it was called with."},
+		"output":       map[string]any{"type": []string{"object", "null"}, "description": "{content, content_type}: the run's answer."},
+		"requirements": map[string]any{"type": []string{"array", "null"}, "description": "A paused run's requirements."},
+		"created_at":   integer("When it was written."),
+	}, "id", "schedule_id", "user_id", "attempt", "triggered_at", "completed_at", "status", "status_code", "run_id", "session_id", "error",
+		"input", "output", "requirements", "created_at"),
+	"ScheduleRunPage": page("ScheduleRunResponse", "A page of attempts."),
+
+	// Approvals (approvals.go).
+	"ApprovalResponse": obj("An admin approval (Agno's ApprovalResponse): every column of agno_approvals. Times are epoch seconds.", props{
+		"id": str("The approval id."), "run_id": str("The paused run."), "session_id": str("Its session."),
+		"status":        map[string]any{"type": "string", "enum": approvalStatuses, "description": "pending until resolved; expired once past expires_at."},
+		"source_type":   str("The kind of run: agent, team or workflow."),
+		"approval_type": map[string]any{"type": []string{"string", "null"}, "enum": []any{"required", "audit", nil}},
+		"pause_type":    orNull("string", "confirmation, user_input or external_execution."),
+		"tool_name":     orNull("string", "The first call that waits for approval."),
+		"tool_args":     map[string]any{"type": []string{"object", "null"}, "description": "Its arguments."},
+		"expires_at":    orNull("integer", "When a pending approval expires; null: never."),
+		"agent_id":      orNull("string", "The agent of an agent's run."), "team_id": orNull("string", "The team of a team's run."),
+		"workflow_id": orNull("string", "The workflow of a workflow's run."), "user_id": orNull("string", "The run's user."),
+		"schedule_id": orNull("string", "The schedule that started the run."), "schedule_run_id": orNull("string", "The schedule's attempt."),
+		"source_name":     orNull("string", "The name of the agent, team or workflow."),
+		"requirements":    map[string]any{"type": []string{"array", "null"}, "description": "The paused run's requirements."},
+		"context":         map[string]any{"type": []string{"object", "null"}, "description": "{tool_names, source_name}."},
+		"resolution_data": map[string]any{"type": []string{"object", "null"}, "description": "What the resolver sent: values for user input, result for an external execution."},
+		"resolved_by":     orNull("string", "Who resolved it."), "resolved_at": orNull("integer", "When."),
+		"created_at": integer("When it was recorded."), "updated_at": orNull("integer", "When it last changed."),
+		"run_status": orNull("string", "The run's status (PAUSED, RUNNING, COMPLETED…): whether it was continued."),
+	}, "id", "run_id", "session_id", "status", "source_type", "created_at"),
+	"ApprovalPage": page("ApprovalResponse", "A page of approvals."),
+	"ApprovalStatus": obj("An approval's status, for polling.", props{
+		"approval_id": str("The approval id."),
+		"status":      map[string]any{"type": "string", "enum": approvalStatuses},
+		"run_id":      str("The paused run."), "resolved_at": orNull("integer", "When it was resolved, epoch seconds."),
+		"resolved_by": orNull("string", "Who resolved it."),
+	}, "approval_id", "status", "run_id", "resolved_at", "resolved_by"),
+	"ApprovalCount": obj("How many approvals are pending.", props{"count": integer("The pending approvals.")}, "count"),
+	"ApprovalResolve": obj("A decision on an approval.", props{
+		"status":          map[string]any{"type": "string", "enum": []string{storage.ApprovalApproved, storage.ApprovalRejected}},
+		"resolved_by":     map[string]any{"type": "string", "maxLength": maxResolvedByChars, "description": "Who decides; the caller's subject replaces it when there is one."},
+		"resolution_data": map[string]any{"type": "object", "description": "values: the user input of a call that asks for it; result: the result of an external execution."},
+	}, "status"),
+
+	// Service accounts (serviceaccounts.go).
+	"ServiceAccountCreate": obj("A new service account.", props{
+		"name": map[string]any{"type": "string", "pattern": serviceAccountNamePattern, "description": "Unique among unrevoked accounts."},
+		"scopes": map[string]any{"type": "array", "minItems": 1, "items": ref("ScopeGrant"),
+			"description": "The scopes to grant; left out: " + strings.Join(defaultServiceAccountScopes, ", ") + "."},
+		"expires_in_days":         map[string]any{"type": "integer", "minimum": 1, "maximum": maxExpiresInDays, "default": defaultExpiresInDays},
+		"never_expires":           map[string]any{"type": "boolean", "default": false, "description": "A token only revocation ends."},
+		"allow_privileged_scopes": map[string]any{"type": "boolean", "default": false, "description": "Needed to grant write, delete, service_accounts or admin scopes."},
+	}, "name"),
+	"ScopeGrant": obj("A scope to grant.", props{
+		"scope":  str("resource:action, resource:<id>:action, resource:*:action, or the admin scope."),
+		"effect": map[string]any{"type": "string", "enum": []string{"allow"}, "default": "allow"},
+	}, "scope"),
+	"ServiceAccountScope": obj("A granted scope, split (Agno's ScopeSchema).", props{
+		"id": map[string]any{"type": "null"}, "raw": str("The scope as granted."), "namespace": str("Its resource."),
+		"sub_namespace": orNull("string", "Its resource id, if any."), "permission": orNull("string", "Its action; null for a scope without one."),
+		"value": map[string]any{"type": "string", "enum": []string{"allow"}},
+	}, "id", "raw", "namespace", "sub_namespace", "permission", "value"),
+	"ServiceAccountResponse": obj("A service account (Agno's ServiceAccountResponse). Times are epoch seconds.", props{
+		"id": str("The account id."), "name": str("Its name."), "principal": str("sa:<name>: the caller its token authenticates."),
+		"user_id": orNull("string", "Who owns it: whoever minted it."), "token_prefix": str("The token's first 16 characters."),
+		"scopes":     arrayOf(ref("ServiceAccountScope")),
+		"created_at": integer("When it was minted."), "expires_at": orNull("integer", "When its token expires; null: never."),
+		"last_used_at": orNull("integer", "When its token was last used (written at most once a minute)."),
+		"revoked_at":   orNull("integer", "When it was revoked."), "created_by": orNull("string", "Who minted it."),
+	}, "id", "name", "principal", "user_id", "token_prefix", "scopes", "created_at", "expires_at", "last_used_at", "revoked_at", "created_by"),
+	"ServiceAccountCreateResponse": map[string]any{
+		"description": "A new service account and its token, shown this once.",
+		"allOf": []any{ref("ServiceAccountResponse"), obj("", props{
+			"token": str("agno_pat_…: send it as `Authorization: Bearer <token>`."),
+		}, "token")},
+	},
+	"ServiceAccountPage": page("ServiceAccountResponse", "A page of service accounts."),
 }
 
 // props are an object schema's properties.
@@ -1026,6 +1406,11 @@ func str(description string) map[string]any {
 
 func integer(description string) map[string]any {
 	return map[string]any{"type": "integer", "description": description}
+}
+
+// orNull is a schema of typ, or null.
+func orNull(typ, description string) map[string]any {
+	return map[string]any{"type": []string{typ, "null"}, "description": description}
 }
 
 func arrayOf(items any) map[string]any { return map[string]any{"type": "array", "items": items} }
@@ -1065,12 +1450,15 @@ func (r apiRoute) pathParams() []string {
 
 // pathParamDescriptions describe the path wildcards.
 var pathParamDescriptions = map[string]string{
-	"agent_id":   "The agent's id (see GET /agents).",
-	"team_id":    "The team's id (see GET /teams).",
-	"run_id":     "The run's id.",
-	"session_id": "The session's id.",
-	"memory_id":  "The memory's id.",
-	"job_id":     "The job's id: the run id of a background run.",
+	"agent_id":    "The agent's id (see GET /agents).",
+	"team_id":     "The team's id (see GET /teams).",
+	"run_id":      "The run's id.",
+	"session_id":  "The session's id.",
+	"memory_id":   "The memory's id.",
+	"job_id":      "The job's id: the run id of a background run.",
+	"schedule_id": "The schedule's id.",
+	"approval_id": "The approval's id.",
+	"account_id":  "The service account's id.",
 }
 
 // sampleRequest is a request the route's pattern matches, for
@@ -1092,15 +1480,24 @@ func (r apiRoute) samplePath() string {
 	})
 }
 
-// mounted returns the routes of apiRoutes that mux serves.
+// mounted returns the routes of apiRoutes that mux serves: those mounted
+// with their own pattern, and those of an OS-database feature whose 503
+// stub serves their path ([mountFeature]).
 func mounted(mux *http.ServeMux) []apiRoute {
 	var out []apiRoute
 	for _, r := range apiRoutes {
-		if _, pattern := mux.Handler(r.sampleRequest()); pattern == r.method+" "+r.path {
+		_, pattern := mux.Handler(r.sampleRequest())
+		if pattern == r.method+" "+r.path || r.osdb && strings.TrimSuffix(pattern, "/") == "/"+r.firstSegment() {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// firstSegment is the first segment of the route's path: "schedules".
+func (r apiRoute) firstSegment() string {
+	first, _, _ := strings.Cut(strings.TrimPrefix(r.path, "/"), "/")
+	return first
 }
 
 // openAPIDocument renders routes as an OpenAPI 3.1 document.

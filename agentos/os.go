@@ -18,6 +18,7 @@ import (
 	"github.com/agnogo/agnogo/media"
 	"github.com/agnogo/agnogo/observe"
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/scheduler"
 	"github.com/agnogo/agnogo/storage"
 )
 
@@ -87,6 +88,9 @@ type Config struct {
 	// PrometheusPath is where the observer's Prometheus metrics are served
 	// (under metrics:read). Defaults to [DefaultPrometheusPath].
 	PrometheusPath string
+	// Scheduler fires the schedules of /schedules when enabled (see
+	// [SchedulerConfig]). Defaults to off: schedules are kept, not fired.
+	Scheduler SchedulerConfig
 }
 
 // OS serves the AgentOS API. It is an http.Handler.
@@ -106,6 +110,8 @@ type OS struct {
 	inflight map[string]*inflightRun // by run id
 	closing  bool
 	wg       sync.WaitGroup
+
+	scheduler *scheduler.Scheduler // nil unless Config.Scheduler.Enabled
 
 	// followers ends, at shutdown, the streams that follow runs this
 	// process does not own (background runs): their clients resume them.
@@ -215,12 +221,18 @@ func New(cfg Config) (*OS, error) {
 	o.docsRoutes(mux)
 	o.mcpRoutes(mux)
 	o.traceRoutes(mux)
+	o.scheduleRoutes(mux)
+	o.approvalRoutes(mux)
+	o.serviceAccountRoutes(mux)
 	o.prometheusRoutes(mux)
 	disabledRoutes(mux, o.mcpEnabled())
 	o.handler = o.withCORS(o.withAuth(o.withCleanText(withJSONUnrouted(mux))))
 	o.handler = o.withObserver(o.handler)
 	o.handler = o.withSSEWriteTimeout(o.handler)
 	o.handler = o.withAccessLog(withoutTrailingSlash(o.handler))
+	if err := o.startScheduler(); err != nil {
+		return nil, fmt.Errorf("agentos: %w", err)
+	}
 	return o, nil
 }
 
@@ -231,6 +243,11 @@ func (o *OS) ServeHTTP(w http.ResponseWriter, r *http.Request) { o.handler.Serve
 // each has saved its final state, or ctx ends. Streams following background
 // runs end at once (the runs go on; their clients resume them).
 func (o *OS) Shutdown(ctx context.Context) error {
+	if o.scheduler != nil {
+		if err := o.scheduler.Stop(ctx); err != nil {
+			return fmt.Errorf("agentos shutdown: %w", err)
+		}
+	}
 	o.endFollowers()
 	o.mu.Lock()
 	o.closing = true

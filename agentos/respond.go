@@ -51,12 +51,14 @@ func invalidField(field, msg string) validationIssue {
 }
 
 // writeStoreError maps a storage error to its status: not found 404, invalid
-// 400, anything else 500 without internals (the cause is logged).
+// 400, conflict 409, anything else 500 without internals (the cause is logged).
 func (o *OS) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
 	var migration *storage.MigrationRequiredError
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, storage.ErrConflict):
+		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, storage.ErrInvalidText):
 		writeError(w, http.StatusUnprocessableEntity, err.Error())
 	case errors.Is(err, storage.ErrInvalid):

@@ -90,9 +90,6 @@ type disabledFeature struct {
 var disabledFeatures = []disabledFeature{
 	{tag: "Knowledge", prefixes: []string{"knowledge"}},
 	{tag: "Evals", prefixes: []string{"eval-runs"}},
-	{tag: "Schedules", prefixes: []string{"schedules"}},
-	{tag: "Approvals", prefixes: []string{"approvals"}},
-	{tag: "Service Accounts", prefixes: []string{"service-accounts"}},
 	{tag: "Components", prefixes: []string{"components"}},
 	{tag: "Registry", prefixes: []string{"registry"}},
 	{tag: "Learnings", prefixes: []string{"learnings"}},

@@ -464,6 +464,9 @@ func (o *OS) handleContinueRun(w http.ResponseWriter, r *http.Request, runner ru
 		writeValidation(w, f.issues...)
 		return
 	}
+	if !o.gateContinue(w, r, runner, req) {
+		return // waits for an admin's approval
+	}
 	if checker, ok := runner.(continueChecker); ok {
 		// Refused now, with what to fix, rather than failing the run once
 		// it goes on (on the queue, after its 202).

@@ -3,8 +3,6 @@ package agentos
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,8 +43,12 @@ import (
 // Authentication is the connection's, not the upgrade's (a browser cannot
 // set headers on a WebSocket): the upgrade is let through the auth
 // middleware, and the client sends {"action":"authenticate","token":…}
-// with the security key or a JWT. An upgrade that carries a valid
-// Authorization header is authenticated from the start.
+// with the security key, a JWT or a service account's token (agno_pat_…).
+// An upgrade that carries a valid Authorization header is authenticated
+// from the start. A token names the caller as it does in a request's
+// Authorization header: a service account's grants its account's scopes
+// whatever the auth mode, even on a server without authentication, where
+// every other caller is an admin.
 
 // wsPath is the WebSocket's route.
 const wsPath = "/workflows/ws"
@@ -189,7 +191,7 @@ func (o *OS) handleWorkflowWebSocket(w http.ResponseWriter, r *http.Request) {
 		_ = conn.CloseNow()
 	}()
 
-	requires := o.auth.enabled() && !authed
+	requires := !authed
 	connected := map[string]any{"event": "connected", "requires_auth": requires, "message": "Connected to AgentOS."}
 	if requires {
 		connected["message"] = "Connected to AgentOS. Please authenticate to continue."
@@ -241,48 +243,65 @@ func (o *OS) handshakeProblem(r *http.Request) (int, string) {
 	return http.StatusForbidden, "Disallowed WebSocket origin " + origin + ": allow it with the server's CORS origins"
 }
 
-// upgradeCaller is the caller the upgrade request names: every caller when
-// there is no authentication (authed), the caller of a valid Authorization
-// header (authed), else nobody yet, with why a header sent was not
-// accepted (note).
+// upgradeCaller is the caller the upgrade request names: the caller of a
+// valid Authorization header (authed); without one, every caller when
+// there is no authentication (authed), else nobody yet — with why a header
+// sent was not accepted (note).
 func (o *OS) upgradeCaller(r *http.Request) (p Principal, authed bool, note string) {
-	if !o.auth.enabled() {
-		return Principal{Admin: true}, true, ""
-	}
 	token, err := bearer(r)
-	if err != nil {
+	switch {
+	case err != nil && !o.auth.enabled():
+		return Principal{Admin: true}, true, ""
+	case err != nil:
 		return Principal{}, false, ""
 	}
-	p, detail := o.verifyWSToken(token)
+	p, _, detail := o.verifyWSToken(r, token)
 	if detail != "" {
 		return Principal{}, false, detail
 	}
 	return p, true, ""
 }
 
-// verifyWSToken checks a token sent by a WebSocket client — the security
-// key, or a JWT when JWT is on — as the HTTP middleware checks a bearer
-// token, and refuses a caller without identity under user isolation. It
-// returns the caller, or why the token is refused.
-func (o *OS) verifyWSToken(token string) (Principal, string) {
+// verifyWSToken checks a token sent by a WebSocket client as the HTTP
+// middleware checks a bearer token: a service account's token
+// (agno_pat_…) in every mode, with its account's scopes; the security key,
+// or a JWT when JWT is on; any other token on a server without
+// authentication, as an admin. It refuses a caller without identity under
+// user isolation. r is the upgrade request (its address and context). It
+// returns the caller, or the refusal's status and why.
+func (o *OS) verifyWSToken(r *http.Request, token string) (Principal, int, string) {
 	a := o.auth
 	var p Principal
-	if a.jwt != nil {
+	switch {
+	case isServiceAccountToken(token):
+		// Exactly as a request's bearer: the same cache, throttle and
+		// checks, and a security key that happens to look like a
+		// service account's token is still the key.
+		withToken := r.Clone(r.Context())
+		withToken.Header.Set("Authorization", "Bearer "+token)
+		var (
+			status int
+			detail string
+		)
+		if p, status, detail = a.identify(withToken); detail != "" {
+			return Principal{}, status, detail
+		}
+	case !a.enabled():
+		p = Principal{Admin: true}
+	case a.jwt != nil:
 		var detail string
 		if p, detail = a.jwt.verify(token); detail != "" {
-			return Principal{}, detail
+			return Principal{}, http.StatusUnauthorized, detail
 		}
-	} else {
-		sum := sha256.Sum256([]byte(token)) // hashing first keeps the compare constant-time whatever the length
-		if subtle.ConstantTimeCompare(sum[:], a.keyHash[:]) != 1 {
-			return Principal{}, "Invalid token"
-		}
+	case !a.keyMatches(token):
+		return Principal{}, http.StatusUnauthorized, "Invalid token"
+	default:
 		p = Principal{Admin: true}
 	}
 	if !p.Admin && o.cfg.Auth.UserIsolation && p.Subject == "" {
-		return Principal{}, "User isolation is on and the token carries no user identity (claim " + a.userIDClaim() + ")"
+		return Principal{}, http.StatusForbidden, "User isolation is on and the token carries no user identity (claim " + a.userIDClaim() + ")"
 	}
-	return p, ""
+	return p, http.StatusOK, ""
 }
 
 // setCaller records the connection's caller.
@@ -340,8 +359,11 @@ func (c *wsConn) handle(data []byte) {
 	}
 	if !c.authed {
 		kind := "bearer token (the security key)"
-		if c.o.auth.jwt != nil {
+		switch {
+		case c.o.auth.jwt != nil:
 			kind = "JWT"
+		case !c.o.auth.enabled():
+			kind = "token (a service account's is checked; this server needs no other)"
 		}
 		_ = c.sendJSON(map[string]any{"event": "auth_required",
 			"error": "Authentication required. Send authenticate action with valid " + kind + "."})
@@ -402,14 +424,15 @@ func (c *wsConn) authenticate(token string) {
 		_ = c.sendJSON(map[string]any{"event": "auth_error", "error": "Token is required"})
 		return
 	}
-	if !c.o.auth.enabled() {
-		_ = c.sendJSON(map[string]any{"event": "authenticated", "message": "Authentication successful. You can now send commands."})
-		return
-	}
-	p, detail := c.o.verifyWSToken(token)
+	p, status, detail := c.o.verifyWSToken(c.req, token)
 	if detail != "" {
 		errorType := "invalid_token"
-		if strings.Contains(strings.ToLower(detail), "expired") {
+		switch {
+		case status == http.StatusTooManyRequests:
+			errorType = "rate_limited"
+		case status == http.StatusServiceUnavailable:
+			errorType = "unavailable"
+		case strings.Contains(strings.ToLower(detail), "expired"):
 			errorType = "expired"
 		}
 		_ = c.sendJSON(map[string]any{"event": "auth_error", "error": detail, "error_type": errorType})
@@ -417,7 +440,11 @@ func (c *wsConn) authenticate(token string) {
 	}
 	c.setCaller(c.req, p, true)
 	answer := map[string]any{"event": "authenticated", "message": "Authentication successful. You can now send commands."}
-	if c.o.auth.jwt != nil {
+	switch {
+	case p.ServiceAccountID != "":
+		answer["message"] = "Service account authentication successful."
+		answer["user_id"] = p.Subject
+	case c.o.auth.jwt != nil:
 		answer["message"] = "JWT authentication successful."
 		answer["user_id"] = nilIfEmpty(p.Subject)
 	}

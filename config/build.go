@@ -371,6 +371,9 @@ func (f *File) buildAgent(a *Agent, m, memoryModel model.Model, store dburl.Stor
 	if cfg.Tools, err = addMCPTools(a, cfg.Tools, connected); err != nil {
 		return nil, err
 	}
+	if cfg.Tools, err = a.Approvals.apply(cfg.Tools); err != nil {
+		return nil, err
+	}
 	if a.CodeMode != nil {
 		cm, err := codemode.New(cfg.Tools, a.CodeMode.config())
 		if err != nil {
@@ -417,6 +420,7 @@ func (f *File) agentConfig(a *Agent, m, memoryModel model.Model, store dburl.Sto
 		MemoryModel:          memoryModel,
 		EnableAgenticMemory:  a.EnableAgenticMemory,
 		Prices:               agentPrices(a),
+		ApprovalExpiry:       a.Approvals.expiry(),
 		Logger:               opts.Logger,
 	}, nil
 }

@@ -21,7 +21,7 @@ var (
 		TypeNative: {"tools", "workspace", "session_state", "add_history_to_context", "num_history_runs", "retries", "delay_between_retries",
 			"exponential_backoff", "tool_call_limit", "store_events", "output_schema", "offload_tool_results", "offload_threshold",
 			"max_model_media_bytes", "update_memory_on_run", "enable_user_memories", "add_memories_to_context", "enable_agentic_memory",
-			"memory_model", "mcp_servers", "code_mode"},
+			"memory_model", "mcp_servers", "code_mode", "approvals"},
 		TypeClaude: {"description", "cwd", "claude_bin", "permission_mode", "tools", "allowed_tools", "disallowed_tools",
 			"mcp_servers", "strict_mcp_config", "confirm_tools", "setting_sources", "max_turns", "max_budget_usd", "env", "config_dir",
 			"project_key", "keep_uploads", "retries", "delay_between_retries", "exponential_backoff", "store_events",
@@ -187,6 +187,8 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			a.OffloadToolResults = d.boolean(f.value, keyWhat)
 		case "code_mode":
 			a.CodeMode = d.codeMode(f.value, keyWhat)
+		case "approvals":
+			a.Approvals = d.decodeApprovals(f.value, what)
 		case "offload_threshold":
 			thresholdNode = f.value
 			a.OffloadThreshold = d.integer(f.value, keyWhat, 1)

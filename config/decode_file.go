@@ -15,7 +15,7 @@ import (
 
 // The keys each mapping knows, in the order the documentation lists them.
 var (
-	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "server", "mcp_server", "tracing", "prometheus",
+	fileKeys = []string{"name", "db", "redis", "queue", "auth", "cors_allowed_origins", "server", "mcp_server", "tracing", "prometheus", "scheduler",
 		"block_private_media_urls", "media_url_allow", "media_url_deny", "media_storage", "max_upload_bytes", "max_upload_bytes_per_type",
 		"models", "agents", "teams", "workflows"}
 	queueKeys = []string{"durable", "max_concurrency", "max_queue_depth", "max_attempts", "retry_delay_seconds", "timeout_seconds", "stop_timeout_seconds", "executor_id", "lock_grace_seconds", "retention_seconds"}
@@ -88,6 +88,8 @@ func (d *decoder) decodeFile(doc *yaml.Node) *File {
 			file.Tracing = d.decodeTracing(f.value)
 		case "prometheus":
 			d.decodePrometheus(f.value, &file.Prometheus)
+		case "scheduler":
+			file.Scheduler = d.decodeScheduler(f.value)
 		case "block_private_media_urls":
 			file.BlockPrivateMediaURLs = d.boolean(f.value, "block_private_media_urls")
 		case "media_url_allow", "media_url_deny":

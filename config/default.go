@@ -30,6 +30,7 @@ func defaultFile(source string) *File {
 		},
 		Server:         defaultServer(),
 		Prometheus:     Prometheus{Enabled: true, Path: DefaultPrometheusPath},
+		Scheduler:      Scheduler{PollIntervalSeconds: DefaultSchedulerPollSeconds},
 		MaxUploadBytes: DefaultMaxUploadBytes,
 		Models:         map[string]*Model{},
 	}

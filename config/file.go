@@ -115,6 +115,9 @@ type File struct {
 	// Prometheus serves the metrics in the Prometheus format. Defaults to
 	// on at [DefaultPrometheusPath].
 	Prometheus Prometheus
+	// Scheduler fires the cron schedules of /schedules. Defaults to off,
+	// polling every [DefaultSchedulerPollSeconds] once enabled.
+	Scheduler Scheduler
 	// MCPServer configures the AgentOS MCP server at /mcp. Nil when the
 	// file has no mcp_server key: /mcp answers 503.
 	MCPServer *MCPEndpoint
@@ -397,6 +400,9 @@ type Agent struct {
 	// tools (those of its toolkits, tool entries and MCP servers): it
 	// writes a Starlark program calling them. Defaults to nil: off.
 	CodeMode *CodeMode
+	// Approvals names the tools whose calls wait for an admin's approval
+	// and how long an approval stays pending. Defaults to nil: none.
+	Approvals *Approvals
 	// ToolOptions are the entries of a native agent's tools written as
 	// mappings, in file order: flags on a tool of a listed toolkit, or
 	// tools declared in the file that the client runs or a person answers.

@@ -63,6 +63,7 @@ func (o *OS) Server(opts ServerOptions) agentos.Config {
 	cfg.Runners = o.Runners()
 	if f := o.File; f != nil {
 		cfg.CORSAllowedOrigins = f.CORSAllowedOrigins
+		cfg.Scheduler = agentos.SchedulerConfig{Enabled: f.Scheduler.Enabled, PollInterval: time.Duration(f.Scheduler.PollIntervalSeconds) * time.Second}
 		if m := f.MCPServer; m != nil {
 			cfg.MCPServer = &agentos.MCPServerConfig{Enabled: m.Enabled, IncludeTags: m.IncludeTags, ExcludeTags: m.ExcludeTags,
 				ResultMode: m.ResultMode, AllowedOrigins: m.AllowedOrigins, Tools: o.mcpTools}

@@ -50,6 +50,7 @@ var agentConfigKeys = map[string][]string{
 	"MemoryModel":          {"agent:memory_model"},
 	"EnableAgenticMemory":  {"agent:enable_agentic_memory"},
 	"Prices":               {"model:prices"},
+	"ApprovalExpiry":       {"agent:approvals"},
 }
 
 // The fields of agent.Config no key sets, and why.
@@ -162,6 +163,7 @@ agents:
     add_memories_to_context: true
     memory_model: memory
     enable_agentic_memory: true
+    approvals: {tools: [ask_city], expires_after_seconds: 3600}
 `, filepath.Join(dir, "media"), dir), nil)
 	minimal := mustParse(t, "agents:\n  - id: minimal\n    model: openai:gpt-minimal\n", nil)
 

@@ -453,7 +453,7 @@ func TestParseReportsEveryProblemInLineOrder(t *testing.T) {
 		`agnogo.yaml:3: unknown model "nowhere" in agent "a": not a key of models (none) nor provider:id such as openai:gpt-5-mini`,
 		`agnogo.yaml:4: duplicate agent id "a" (first defined at line 2); agent ids must be unique`,
 		`agnogo.yaml:5: retries in agent "a": want a whole number, got "x"`,
-		`agnogo.yaml:6: unknown key "extra" at top level; known keys: name, db, redis, queue, auth, cors_allowed_origins, server, mcp_server, tracing, prometheus, block_private_media_urls, media_url_allow, media_url_deny, media_storage, max_upload_bytes, max_upload_bytes_per_type, models, agents, teams, workflows`,
+		`agnogo.yaml:6: unknown key "extra" at top level; known keys: name, db, redis, queue, auth, cors_allowed_origins, server, mcp_server, tracing, prometheus, scheduler, block_private_media_urls, media_url_allow, media_url_deny, media_storage, max_upload_bytes, max_upload_bytes_per_type, models, agents, teams, workflows`,
 	}, lines)
 
 	var many strings.Builder

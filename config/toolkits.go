@@ -12,6 +12,7 @@ import (
 	"github.com/agnogo/agnogo/tools/clock"
 	"github.com/agnogo/agnogo/tools/github"
 	"github.com/agnogo/agnogo/tools/httptool"
+	"github.com/agnogo/agnogo/tools/schedtool"
 	"github.com/agnogo/agnogo/tools/slack"
 	"github.com/agnogo/agnogo/tools/sqltool"
 	"github.com/agnogo/agnogo/tools/webfetch"
@@ -32,6 +33,7 @@ var toolkits = sync.OnceValue(func() *toolkit.Registry {
 		github.Definition(),
 		slack.Definition(),
 		sqltool.Definition(),
+		schedtool.Definition(),
 	)
 	if err != nil {
 		panic(err) // the list above is fixed: a duplicate name is a bug caught by every test

@@ -18,7 +18,9 @@
 //   - the end: the one place that decides the final status (completed,
 //     paused, cancelled, failed, interrupted by a shutdown), records the
 //     terminal event, commits the final row and only then sends the event,
-//     so a client that reacts to RunCompleted reads the finished run.
+//     so a client that reacts to RunCompleted reads the finished run;
+//   - admin approvals: the approval a run paused on an approval-gated tool
+//     waits for, and its run_status as the run moves on (approvals.go).
 //
 // The shape is that of an agent/runner split: the agent yields, the host
 // persists.
@@ -67,6 +69,10 @@ type Config struct {
 	// the leftover of a process that died (see [DefaultStaleAfter]).
 	// Defaults to [DefaultTouchInterval]; negative never touches.
 	TouchInterval time.Duration
+	// ApprovalExpiry is how long an approval the host records for a paused
+	// run stays pending before it expires (see [ApprovalCalls]). Defaults
+	// to 0: approvals never expire.
+	ApprovalExpiry time.Duration
 }
 
 // DefaultTouchInterval is how often a running run's row is marked alive by
@@ -307,6 +313,9 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 			}
 		}
 	}
+	if err == nil && spec.Persist {
+		h.syncApprovals(ctx, r.out) // a continued run: its approvals see it running
+	}
 	r.Emit(spec.First)
 	if b, ok := spec.Turn.(Beginner); ok && err == nil {
 		err = b.Begin(ctx, r)
@@ -391,6 +400,12 @@ func (h *Host) finish(parent context.Context, exec run.Execution, r *Run, err er
 	if r.spec.ErrorType != nil {
 		errorType = r.spec.ErrorType
 	}
+	recorded := ""
+	if paused {
+		// Before the terminal event and the final row, which then carry
+		// the approval's id on its calls.
+		recorded = h.recordApproval(parent, r)
+	}
 	final := run.TerminalEvent(out, err, errorType(err))
 	r.record(final)
 	if saveErr := r.saveFinal(parent, exec.DeferFailure); saveErr != nil {
@@ -405,6 +420,11 @@ func (h *Host) finish(parent context.Context, exec run.Execution, r *Run, err er
 		}
 		r.Emit(&run.RunError{Content: failure.Error(), ErrorType: run.ErrorTypeOf(failure)})
 		return out, errors.Join(err, failure)
+	}
+	settled := !(exec.DeferFailure && out.Status == run.StatusError) // else its caller settles it (Settle)
+	if ids := ApprovalIDs(out); settled && (len(ids) > 1 || (len(ids) == 1 && ids[0] != recorded)) {
+		// An approval recorded just now already says PAUSED.
+		h.syncApprovals(parent, out)
 	}
 	r.deliver(final)
 	return out, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"time"
 
@@ -59,6 +60,12 @@ func Settle(ctx context.Context, store storage.Store, runID, userID string, stat
 	rec.Run.Content, rec.Run.ContentType = message, "str"
 	if _, err := store.UpsertRun(ctx, rec); err != nil {
 		return status, false, fmt.Errorf("settle run %s: %w", runID, err)
+	}
+	if approvals, ok := store.(storage.ApprovalStore); ok && len(ApprovalIDs(rec.Run)) > 0 {
+		// The run's approvals follow it; the run is settled either way.
+		if err := approvals.SetApprovalRunStatus(ctx, runID, string(status), 0); err != nil {
+			slog.WarnContext(ctx, "recording a settled run's status on its approvals failed", "run_id", runID, "status", status, "error", err)
+		}
 	}
 	return status, false, nil
 }

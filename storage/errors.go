@@ -62,3 +62,9 @@ func (e *MigrationRequiredError) Is(target error) bool { return target == ErrMig
 func Invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
+
+// ErrConflict reports a write that lost to the row's current state: a name
+// another row already holds, or a compare-and-set whose expected state has
+// moved on (a schedule fired by another replica, an approval resolved
+// already). Servers answer it 409.
+var ErrConflict = errors.New("conflict")

@@ -167,6 +167,9 @@ func Execute(ctx context.Context, tools *Set, calls []run.ToolCall, opts Execute
 				exec.UserInputSchema = fields
 			}
 			exec.ExternalExecutionRequired = spec.ExternalExecution
+			if spec.RequiresApproval {
+				exec.ApprovalType = ApprovalRequired
+			}
 			continue
 		}
 		jobs = append(jobs, job{index: i, tool: t, args: args})

@@ -34,6 +34,10 @@ type Flags struct {
 	// ShowResult shows each successful call's result to the user as run
 	// content.
 	ShowResult *bool
+	// RequiresApproval makes each call wait for an admin's approval; see
+	// [Spec.RequiresApproval]. Set, it implies RequiresConfirmation unless
+	// the tool (or these flags) pause its calls another way.
+	RequiresApproval *bool
 }
 
 // WithFlags returns a copy of t whose [Spec] carries flags; t itself is not
@@ -56,6 +60,8 @@ func WithFlags(t Tool, flags Flags) (Tool, error) {
 	set(&spec.ExternalExecution, flags.ExternalExecution)
 	set(&spec.StopAfterToolCall, flags.StopAfterToolCall)
 	set(&spec.ShowResult, flags.ShowResult)
+	set(&spec.RequiresApproval, flags.RequiresApproval)
+	spec = withApprovalDefaults(spec)
 	if spec.RequiresUserInput && (len(flags.UserInputFields) > 0 || len(spec.UserInputSchema) == 0) {
 		fields, err := UserInputFields(spec, flags.UserInputFields)
 		if err != nil {

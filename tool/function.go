@@ -38,6 +38,10 @@ type Config struct {
 	// becomes the run's answer; a failed call does not end it. Defaults to
 	// false.
 	StopAfterToolCall bool
+	// RequiresApproval makes each call wait for an admin's approval; see
+	// [Spec.RequiresApproval]. It implies RequiresConfirmation unless
+	// RequiresUserInput or ExternalExecution is set. Defaults to false.
+	RequiresApproval bool
 	// ShowResult shows each successful call's result to the user as run
 	// content, as well as giving it to the model. Defaults to false.
 	ShowResult bool
@@ -164,7 +168,7 @@ func newBase(cfg Config, schema *jsonschema.Schema) (base, error) {
 		inputSchema = userInputFields(schema)
 	}
 	return base{
-		spec: Spec{
+		spec: withApprovalDefaults(Spec{
 			Name:                 cfg.Name,
 			Description:          cfg.Description,
 			Parameters:           params,
@@ -174,7 +178,8 @@ func newBase(cfg Config, schema *jsonschema.Schema) (base, error) {
 			ExternalExecution:    cfg.ExternalExecution,
 			StopAfterToolCall:    cfg.StopAfterToolCall,
 			ShowResult:           cfg.ShowResult,
-		},
+			RequiresApproval:     cfg.RequiresApproval,
+		}),
 		resolved: resolved,
 	}, nil
 }

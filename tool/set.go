@@ -87,7 +87,7 @@ func (s *Set) add(tools []Tool) error {
 			errs = append(errs, fmt.Errorf("tool %d is nil", i))
 			continue
 		}
-		spec := t.Spec()
+		spec := withApprovalDefaults(t.Spec())
 		if err := validateName(spec.Name); err != nil {
 			errs = append(errs, err)
 			continue

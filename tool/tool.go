@@ -44,4 +44,24 @@ type Spec struct {
 	// RunContent event, and the run's content before the model's answer),
 	// as well as giving it to the model; a failed call is not shown.
 	ShowResult bool
+	// RequiresApproval makes each call wait for an admin's approval: the
+	// paused call carries approval_type "required", and a server with an
+	// approvals store records an approval that only a caller allowed to
+	// resolve approvals can get past. Without RequiresUserInput or
+	// ExternalExecution it implies RequiresConfirmation, which is then
+	// what the approval decides.
+	RequiresApproval bool
+}
+
+// ApprovalRequired is the approval_type of a call that waits for an
+// admin's approval ([Spec.RequiresApproval]).
+const ApprovalRequired = "required"
+
+// withApprovalDefaults makes a spec that requires approval but no other
+// pause require confirmation, the pause an approval decides.
+func withApprovalDefaults(spec Spec) Spec {
+	if spec.RequiresApproval && !spec.RequiresConfirmation && !spec.RequiresUserInput && !spec.ExternalExecution {
+		spec.RequiresConfirmation = true
+	}
+	return spec
 }

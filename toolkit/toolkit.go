@@ -45,6 +45,11 @@ type Options struct {
 	// ExternalExecutionRequiredTools pause the run: the client executes
 	// the call and sends back its result.
 	ExternalExecutionRequiredTools []string `json:"external_execution_required_tools,omitempty"`
+	// RequiresApprovalTools wait for an admin's approval before each call
+	// ([tool.Spec.RequiresApproval]): a confirmation, unless the tool
+	// pauses its calls another way, that a server with an approvals store
+	// lets only approvers resolve.
+	RequiresApprovalTools []string `json:"requires_approval_tools,omitempty"`
 	// StopAfterToolCallTools end the model loop after the call's result,
 	// which becomes the run's answer.
 	StopAfterToolCallTools []string `json:"stop_after_tool_call_tools,omitempty"`
@@ -69,7 +74,7 @@ type Options struct {
 // OptionKeys are the config keys of [Options], which every toolkit's
 // mapping accepts beside its own.
 var OptionKeys = []string{"include_tools", "exclude_tools", "requires_confirmation_tools", "external_execution_required_tools",
-	"stop_after_tool_call_tools", "show_result_tools", "cache_results", "cache_ttl", "cache_max_entries"}
+	"requires_approval_tools", "stop_after_tool_call_tools", "show_result_tools", "cache_results", "cache_ttl", "cache_max_entries"}
 
 // Apply returns k's tools as o selects and flags them. It fails when o
 // names a tool k does not have, or keeps no tool at all.
@@ -93,6 +98,7 @@ func (o Options) Apply(k *Toolkit) ([]tool.Tool, error) {
 	check("exclude_tools", o.ExcludeTools)
 	check("requires_confirmation_tools", o.RequiresConfirmationTools)
 	check("external_execution_required_tools", o.ExternalExecutionRequiredTools)
+	check("requires_approval_tools", o.RequiresApprovalTools)
 	check("stop_after_tool_call_tools", o.StopAfterToolCallTools)
 	check("show_result_tools", o.ShowResultTools)
 	if o.CacheTTL < 0 {
@@ -126,8 +132,10 @@ func (o Options) Apply(k *Toolkit) ([]tool.Tool, error) {
 			ExternalExecution:    flag(o.ExternalExecutionRequiredTools, name),
 			StopAfterToolCall:    flag(o.StopAfterToolCallTools, name),
 			ShowResult:           flag(o.ShowResultTools, name),
+			RequiresApproval:     flag(o.RequiresApprovalTools, name),
 		}
-		if flags.RequiresConfirmation != nil || flags.ExternalExecution != nil || flags.StopAfterToolCall != nil || flags.ShowResult != nil {
+		if flags.RequiresConfirmation != nil || flags.ExternalExecution != nil || flags.StopAfterToolCall != nil || flags.ShowResult != nil ||
+			flags.RequiresApproval != nil {
 			flagged, err := tool.WithFlags(t, flags)
 			if err != nil {
 				return nil, err

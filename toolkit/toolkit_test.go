@@ -164,7 +164,8 @@ func TestDefinitionBuildsFromSettings(t *testing.T) {
 	for settings, want := range map[string]string{
 		`{"greting":"x"}`: `greeter: settings: unknown key "greting"; its keys are base_url, allow_private, allow_hosts, deny_hosts, ` +
 			`timeout_seconds, max_response_bytes, greeting, times, and include_tools, exclude_tools, requires_confirmation_tools, ` +
-			`external_execution_required_tools, stop_after_tool_call_tools, show_result_tools, cache_results, cache_ttl, cache_max_entries`,
+			`external_execution_required_tools, requires_approval_tools, stop_after_tool_call_tools, show_result_tools, cache_results, ` +
+			`cache_ttl, cache_max_entries`,
 		`{"greeting":"x","times":"two"}`:     `greeter: settings: times: want a number, got a JSON string`,
 		`{}`:                                 `greeter: greeting is required`,
 		`{"greeting":"x","cache_ttl":"1h"}`:  `greeter: cache_ttl: want a number of seconds such as 3600, got "1h"`,
@@ -319,4 +320,24 @@ func TestCutAndResolveURL(t *testing.T) {
 		require.ErrorContains(t, err, want)
 		require.Equal(t, run.ClassBadRequest, run.ClassOf(err))
 	}
+}
+
+// TestOptionsRequireApproval: requires_approval_tools makes the named
+// tools wait for an admin's approval — a confirmation, as they pause no
+// other way — and leaves the others alone; the key reads from settings
+// like the other options.
+func TestOptionsRequireApproval(t *testing.T) {
+	var calls atomic.Int64
+	_, options, err := toolkit.SplitOptions(json.RawMessage(`{"requires_approval_tools":["echo"]}`))
+	require.NoError(t, err)
+	tools, err := options.Apply(counter(&calls))
+	require.NoError(t, err)
+	echo, shout := tools[0].Spec(), tools[1].Spec()
+	require.True(t, echo.RequiresApproval)
+	require.True(t, echo.RequiresConfirmation, "an approval with no other pause is a confirmation")
+	require.False(t, shout.RequiresApproval)
+	require.False(t, shout.RequiresConfirmation)
+
+	_, err = toolkit.Options{RequiresApprovalTools: []string{"ehco"}}.Apply(counter(&calls))
+	require.ErrorContains(t, err, `requires_approval_tools: counter has no tool "ehco"`)
 }

@@ -17,7 +17,7 @@ import (
 
 // agnoTables are the tables a migrated database holds.
 var agnoTables = []string{"agno_sessions", "agno_runs", "agno_transcripts", "agno_memories", "agno_metrics", "agno_tool_results", "agno_traces",
-	"agno_spans", "agno_schema_versions"}
+	"agno_spans", "agno_schedules", "agno_schedule_runs", "agno_approvals", "agno_service_accounts", "agno_schema_versions"}
 
 func openRaw(t *testing.T, path string) *sql.DB {
 	t.Helper()
@@ -81,14 +81,19 @@ func TestMigrateEmptyDatabase(t *testing.T) {
 		"agno_tool_results  created        -> 3.0.0",
 		"agno_traces        created        -> 3.0.0",
 		"agno_spans         created        -> 3.0.0",
-	}, lines(got.stdout)[:9])
-	require.Regexp(t, `^done in \S+: 8 created\n$`, lines(got.stdout)[9]+"\n")
+		"agno_schedules     created        -> 3.0.0",
+		"agno_schedule_runs created        -> 3.0.0",
+		"agno_approvals     created        -> 3.0.0",
+		"agno_service_accounts created        -> 3.0.0",
+	}, lines(got.stdout)[:13])
+	require.Regexp(t, `^done in \S+: 12 created\n$`, lines(got.stdout)[13]+"\n")
 
 	db := openRaw(t, path)
 	require.Subset(t, tableNames(t, db), agnoTables)
 	require.Equal(t, map[string]string{
 		"agno_sessions": "3.0.0", "agno_runs": "3.0.0", "agno_memories": "3.0.0",
 		"agno_metrics": "3.0.0", "agno_transcripts": "3.1.0", "agno_tool_results": "3.0.0", "agno_traces": "3.0.0", "agno_spans": "3.0.0",
+		"agno_schedules": "3.0.0", "agno_schedule_runs": "3.0.0", "agno_approvals": "3.0.0", "agno_service_accounts": "3.0.0",
 	}, stampedVersions(t, db))
 
 	again := agnogo(t, "migrate", "--db", dbURL)
@@ -103,6 +108,10 @@ func TestMigrateEmptyDatabase(t *testing.T) {
 		"agno_tool_results  up to date 3.0.0",
 		"agno_traces        up to date 3.0.0",
 		"agno_spans         up to date 3.0.0",
+		"agno_schedules     up to date 3.0.0",
+		"agno_schedule_runs up to date 3.0.0",
+		"agno_approvals     up to date 3.0.0",
+		"agno_service_accounts up to date 3.0.0",
 		"done: already up to date",
 	}, lines(again.stdout))
 }
@@ -117,7 +126,7 @@ func TestMigrateJSON(t *testing.T) {
 	require.Equal(t, dbURL, doc.Database)
 	require.Equal(t, "3.1.0", doc.Target)
 	require.Empty(t, doc.Error)
-	require.Len(t, doc.Tables, 8)
+	require.Len(t, doc.Tables, 12)
 	for _, table := range doc.Tables {
 		require.Equal(t, migrate.ActionCreated, table.Action, table.Table)
 		require.Empty(t, table.From)
@@ -126,7 +135,7 @@ func TestMigrateJSON(t *testing.T) {
 	got = agnogo(t, "migrate", "--db", dbURL, "--json")
 	require.Equal(t, exitOK, got.code, got.stderr)
 	doc = decodeResult(t, got.stdout)
-	require.Len(t, doc.Tables, 8)
+	require.Len(t, doc.Tables, 12)
 	for _, table := range doc.Tables {
 		require.Equal(t, migrate.ActionUpToDate, table.Action, table.Table)
 	}

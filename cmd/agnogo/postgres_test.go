@@ -28,7 +28,7 @@ func TestMigratePostgres(t *testing.T) {
 	got := agnogo(t, "migrate", "--db", dbURL, "--schema", schema, "--json")
 	require.Equal(t, exitOK, got.code, got.stderr)
 	doc := decodeResult(t, got.stdout)
-	require.Len(t, doc.Tables, 8)
+	require.Len(t, doc.Tables, 12)
 	for _, table := range doc.Tables {
 		require.Equal(t, migrate.ActionCreated, table.Action, table.Table)
 	}

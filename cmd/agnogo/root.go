@@ -37,6 +37,6 @@ Databases are given as sqlite://PATH or postgres://user:pass@host:5432/db.`,
 	addVersionFlag(root)
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
-	root.AddCommand(c.healthCommand(), c.migrateCommand(), c.queueCommand(), c.runCommand(), c.serveCommand(), c.sessionsCommand(), c.versionCommand())
+	root.AddCommand(c.healthCommand(), c.migrateCommand(), c.queueCommand(), c.runCommand(), c.schedulesCommand(), c.serveCommand(), c.sessionsCommand(), c.versionCommand())
 	return root
 }

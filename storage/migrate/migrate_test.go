@@ -191,7 +191,8 @@ func stamps(t *testing.T, db database) map[string]string {
 
 var currentStamps = map[string]string{
 	"agno_sessions": "3.0.0", "agno_runs": "3.0.0", "agno_memories": "3.0.0", "agno_metrics": "3.0.0", "agno_transcripts": "3.1.0", "agno_tool_results": "3.0.0",
-	"agno_traces": "3.0.0", "agno_spans": "3.0.0",
+	"agno_traces": "3.0.0", "agno_spans": "3.0.0", "agno_schedules": "3.0.0", "agno_schedule_runs": "3.0.0", "agno_approvals": "3.0.0",
+	"agno_service_accounts": "3.0.0",
 }
 
 func TestUpCreatesEmptyDatabase(t *testing.T) {
@@ -399,9 +400,10 @@ func TestSessionWriteClearsLegacyBlob(t *testing.T) {
 	})
 }
 
-// TestUpAddsTraceTables migrates a database written before the trace tables
-// existed: it is refused until migrated, then gets both tables.
-func TestUpAddsTraceTables(t *testing.T) {
+// TestOpenAddsTraceTables opens a database written before the trace tables
+// existed: the new tables are created as it opens (nothing stored
+// changes), and migrate then has nothing left to do.
+func TestOpenAddsTraceTables(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db database) {
 		_, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
 		require.NoError(t, err)
@@ -410,23 +412,15 @@ func TestUpAddsTraceTables(t *testing.T) {
 		db.exec(t, "DROP TABLE {{s}}agno_traces")
 		db.exec(t, "DELETE FROM {{s}}agno_schema_versions WHERE table_name IN ('agno_traces', 'agno_spans')")
 
-		_, err = db.open(t, false)
-		var required *storage.MigrationRequiredError
-		require.ErrorAs(t, err, &required)
-		require.Equal(t, []storage.PendingTable{
-			{Table: "agno_traces", Target: "3.0.0"}, {Table: "agno_spans", Target: "3.0.0"},
-		}, required.Pending)
-
+		store, err := db.open(t, false)
+		require.NoError(t, err, "missing tables are created on open")
+		require.NoError(t, store.Close())
+		require.Equal(t, currentStamps, stamps(t, db))
 		reports, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
 		require.NoError(t, err)
 		for _, r := range reports {
-			want := migrate.ActionUpToDate
-			if r.Table == "agno_traces" || r.Table == "agno_spans" {
-				want = migrate.ActionCreated
-			}
-			require.Equal(t, want, r.Action, r.Table)
+			require.Equal(t, migrate.ActionUpToDate, r.Action, r.Table)
 		}
-		require.Equal(t, currentStamps, stamps(t, db))
 		requireTracesWork(t, db)
 	})
 }
@@ -474,4 +468,81 @@ func requireTracesWork(t *testing.T, db database) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1000, tr.DurationMS)
 	require.Len(t, spans, 1)
+}
+
+// agnoSchedulerTables is the scheduler's tables as Agno created them: no
+// lease columns on the runs, which agnogo adds.
+const agnoSchedulerTables = `
+CREATE TABLE {{s}}agno_schedules (id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, description TEXT, method VARCHAR, endpoint VARCHAR,
+	payload {{json}}, cron_expr VARCHAR, timezone VARCHAR, timeout_seconds BIGINT, max_retries BIGINT, retry_delay_seconds BIGINT,
+	enabled BOOLEAN DEFAULT TRUE, next_run_at BIGINT, locked_by VARCHAR, locked_at BIGINT, user_id VARCHAR, managed_by VARCHAR,
+	target_type VARCHAR, target_id VARCHAR, created_by_run_id VARCHAR, created_by_session_id VARCHAR, updated_by_run_id VARCHAR,
+	updated_by_session_id VARCHAR, disabled_reason VARCHAR, created_at BIGINT NOT NULL, updated_at BIGINT);
+CREATE TABLE {{s}}agno_schedule_runs (id VARCHAR PRIMARY KEY, schedule_id VARCHAR NOT NULL REFERENCES {{s}}agno_schedules (id) ON DELETE CASCADE,
+	attempt BIGINT, triggered_at BIGINT, completed_at BIGINT, status VARCHAR, status_code BIGINT, run_id VARCHAR, session_id VARCHAR,
+	error TEXT, input {{json}}, output {{json}}, requirements {{json}}, user_id VARCHAR, created_at BIGINT NOT NULL)`
+
+// TestUpAddsLeaseColumnsToAgnoScheduleRuns migrates scheduler tables Agno
+// created: the runs table gets agnogo's lease columns, and Agno's rows
+// read back and can be leased.
+func TestUpAddsLeaseColumnsToAgnoScheduleRuns(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db database) {
+		for _, stmt := range strings.Split(agnoSchedulerTables, ";") {
+			db.exec(t, stmt)
+		}
+		db.exec(t, `INSERT INTO {{s}}agno_schedules (id, name, method, endpoint, payload, cron_expr, timezone, enabled, next_run_at, user_id, created_at)
+	VALUES ('s1', 'morning', 'POST', '/agents/a/runs', '{"message":"hi"}', '0 9 * * *', 'UTC', TRUE, 1900000000, 'alice', 1800000000)`)
+		db.exec(t, `INSERT INTO {{s}}agno_schedule_runs (id, schedule_id, attempt, triggered_at, status, user_id, created_at)
+	VALUES ('r1', 's1', 1, 1900000000, 'running', 'alice', 1900000000)`)
+		reports, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
+		require.NoError(t, err)
+		for _, r := range reports {
+			if r.Table == "agno_schedule_runs" {
+				require.Equal(t, migrate.ActionMigrated, r.Action)
+				require.Equal(t, []string{"3.0.0"}, r.Steps)
+			}
+		}
+		require.Equal(t, currentStamps, stamps(t, db))
+
+		store, err := db.open(t, false)
+		require.NoError(t, err, "a migrated database opens")
+		schedules := store.(storage.ScheduleStore)
+		sched, err := schedules.GetSchedule(t.Context(), "s1", "alice")
+		require.NoError(t, err, "Agno's schedule reads back")
+		require.True(t, sched.Enabled)
+		require.Equal(t, "hi", sched.Payload["message"])
+		claimed, err := schedules.ClaimScheduleRuns(t.Context(), storage.ScheduleRunClaim{Worker: "w1", Now: 1900000010, StaleBefore: 1899999700})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1, "Agno's running attempt is leased")
+		require.Equal(t, "w1", claimed[0].LockedBy)
+		_, err = schedules.CreateSchedule(t.Context(), &storage.Schedule{Name: "morning", UserID: "alice", Method: "GET", Endpoint: "/x", CronExpr: "* * * * *"})
+		require.ErrorIs(t, err, storage.ErrConflict, "the migrated table keeps names unique per owner")
+	})
+}
+
+// TestUpRefusesDuplicateScheduleNames migrates a schedules table Agno 2.x
+// left with one owner's name used twice: the migration stops and names it
+// rather than pick which schedule to rename.
+func TestUpRefusesDuplicateScheduleNames(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db database) {
+		db.exec(t, `CREATE TABLE {{s}}agno_schedules (id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, description TEXT, method VARCHAR,
+	endpoint VARCHAR, payload {{json}}, cron_expr VARCHAR, timezone VARCHAR, timeout_seconds BIGINT, max_retries BIGINT,
+	retry_delay_seconds BIGINT, enabled BOOLEAN DEFAULT TRUE, next_run_at BIGINT, locked_by VARCHAR, locked_at BIGINT,
+	created_at BIGINT NOT NULL, updated_at BIGINT)`)
+		for _, id := range []string{"s1", "s2"} {
+			db.exec(t, "INSERT INTO {{s}}agno_schedules (id, name, method, endpoint, cron_expr, timezone, created_at) VALUES (?, 'twice', 'GET', '/x', '* * * * *', 'UTC', 1)", id)
+		}
+		_, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
+		var stepErr *migrate.StepError
+		require.ErrorAs(t, err, &stepErr)
+		require.Equal(t, "agno_schedules", stepErr.Table)
+		require.ErrorContains(t, err, "'twice'")
+		require.NotContains(t, stamps(t, db), "agno_schedules", "a refused table is not stamped")
+
+		db.exec(t, "UPDATE {{s}}agno_schedules SET name = 'once' WHERE id = 's2'")
+		_, err = migrate.Up(t.Context(), driver(t, db), migrate.Options{})
+		require.NoError(t, err, "renamed, the table migrates")
+		require.Equal(t, currentStamps, stamps(t, db))
+		require.Equal(t, []string{""}, db.query(t, "SELECT user_id FROM {{s}}agno_schedules WHERE id = 's1'"), "2.x schedules get an owner column, unowned")
+	})
 }

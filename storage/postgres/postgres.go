@@ -36,17 +36,22 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Store is a PostgreSQL-backed [storage.Store] and [storage.TraceStore]. It
-// also implements the migration driver interfaces of storage/migrate.
+// Store is a PostgreSQL-backed [storage.Store], [storage.TraceStore],
+// [storage.ScheduleStore], [storage.ApprovalStore] and
+// [storage.ServiceAccountStore]. It also
+// implements the migration driver interfaces of storage/migrate.
 type Store struct {
 	*sqlstore.Store
 	pool *pgxpool.Pool
 }
 
 var (
-	_ storage.Store       = (*Store)(nil)
-	_ storage.TraceStore  = (*Store)(nil)
-	_ storage.PoolStatser = (*Store)(nil)
+	_ storage.Store               = (*Store)(nil)
+	_ storage.TraceStore          = (*Store)(nil)
+	_ storage.ScheduleStore       = (*Store)(nil)
+	_ storage.ApprovalStore       = (*Store)(nil)
+	_ storage.ServiceAccountStore = (*Store)(nil)
+	_ storage.PoolStatser         = (*Store)(nil)
 )
 
 // PoolStats implements [storage.PoolStatser]: the pgx pool's state.

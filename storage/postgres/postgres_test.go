@@ -43,6 +43,18 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestReplicaConformance runs the races of two replicas: two stores, each
+// with its own pool, over one schema.
+func TestReplicaConformance(t *testing.T) {
+	storagetest.RunReplicas(t, func(t *testing.T) (storage.Store, storage.Store) {
+		first, cfg := openTemp(t)
+		second, err := Open(t.Context(), cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, second.Close()) })
+		return first, second
+	})
+}
+
 // TestReplicasShareOneSession writes runs into one session from two pools
 // (as two replicas would): run_index values stay distinct.
 func TestReplicasShareOneSession(t *testing.T) {

@@ -36,8 +36,10 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Store is a SQLite-backed [storage.Store] and [storage.TraceStore]. It
-// also implements [migrate.Driver] and [migrate.LegacyRunsCleaner].
+// Store is a SQLite-backed [storage.Store], [storage.TraceStore],
+// [storage.ScheduleStore], [storage.ApprovalStore] and
+// [storage.ServiceAccountStore]. It also
+// implements [migrate.Driver] and [migrate.LegacyRunsCleaner].
 //
 // [migrate.Driver]: https://pkg.go.dev/github.com/agnogo/agnogo/storage/migrate#Driver
 // [migrate.LegacyRunsCleaner]: https://pkg.go.dev/github.com/agnogo/agnogo/storage/migrate#LegacyRunsCleaner
@@ -47,9 +49,12 @@ type Store struct {
 }
 
 var (
-	_ storage.Store       = (*Store)(nil)
-	_ storage.TraceStore  = (*Store)(nil)
-	_ storage.PoolStatser = (*Store)(nil)
+	_ storage.Store               = (*Store)(nil)
+	_ storage.TraceStore          = (*Store)(nil)
+	_ storage.ScheduleStore       = (*Store)(nil)
+	_ storage.ApprovalStore       = (*Store)(nil)
+	_ storage.ServiceAccountStore = (*Store)(nil)
+	_ storage.PoolStatser         = (*Store)(nil)
 )
 
 // PoolStats implements [storage.PoolStatser]: the writer's pool (one

@@ -33,6 +33,18 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestReplicaConformance runs the races of two processes: two stores, each
+// with its own pools, over one file.
+func TestReplicaConformance(t *testing.T) {
+	storagetest.RunReplicas(t, func(t *testing.T) (storage.Store, storage.Store) {
+		first, path := openTemp(t)
+		second, err := sqlite.Open(t.Context(), sqlite.Config{Path: path})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, second.Close()) })
+		return first, second
+	})
+}
+
 func TestPragmas(t *testing.T) {
 	_, path := openTemp(t)
 	db, err := sql.Open("sqlite", "file:"+path)

@@ -23,6 +23,10 @@
 // file for SQLite, a new schema (see internal/testdb.UniqueName) for Postgres.
 // The constructor registers its own cleanup with t.Cleanup.
 //
+// [RunReplicas] runs the races that need two processes — a schedule's fire
+// consumed once, a schedule run leased to one scheduler — with two stores
+// opened independently over one database.
+//
 // The suite never sleeps and never compares timestamps with the wall clock, so
 // it also passes against a store built with a fake clock. Where it needs
 // distinct created_at values it sets CreatedAt explicitly.

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -307,4 +308,34 @@ func jsonParam(doc []byte) any {
 func likePattern(text string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return "%" + strings.ToLower(r.Replace(text)) + "%"
+}
+
+// The SQLite result codes of a constraint failure: the primary code, and
+// the extended codes of a unique index and a primary key.
+const (
+	sqliteConstraint           = 19
+	sqliteConstraintPrimaryKey = 1555
+	sqliteConstraintUnique     = 2067
+)
+
+// uniqueViolation reports whether err is the database refusing a row that
+// a unique index (or primary key) already holds: Postgres's SQLSTATE 23505,
+// SQLite's SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY. Both drivers' errors
+// are read through the methods they expose, as storage.Transient does.
+func uniqueViolation(err error) bool {
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) {
+		return pg.SQLState() == "23505"
+	}
+	var lite interface{ Code() int }
+	if errors.As(err, &lite) {
+		switch code := lite.Code(); code {
+		case sqliteConstraintUnique, sqliteConstraintPrimaryKey:
+			return true
+		case sqliteConstraint:
+			// A driver that reports the primary code only.
+			return strings.Contains(err.Error(), "UNIQUE constraint failed")
+		}
+	}
+	return false
 }

@@ -35,6 +35,18 @@ func (s *Store) Tables() []migrate.Table {
 			{Version: "3.0.0", Description: "add name_level column when missing"},
 		}},
 		{Name: SpansTable, Version: "3.0.0"},
+		// A schedules table Agno 2.x created lacks the owner and
+		// provenance columns, and may hold names that 3.0.0 makes unique.
+		{Name: SchedulesTable, Version: "3.0.0", Steps: []migrate.Step{
+			{Version: "3.0.0", Description: "add user_id and provenance columns when missing; refuse duplicate names"},
+		}},
+		// A schedule runs table Agno created lacks agnogo's lease columns
+		// (and, from 2.x, user_id).
+		{Name: ScheduleRunsTable, Version: "3.0.0", Steps: []migrate.Step{
+			{Version: "3.0.0", Description: "add user_id, locked_by and locked_at columns when missing"},
+		}},
+		{Name: ApprovalsTable, Version: "3.0.0"},
+		{Name: ServiceAccountsTable, Version: "3.0.0"},
 	}
 }
 
@@ -130,6 +142,15 @@ func (s *Store) applyStep(ctx context.Context, tx Conn, table, version string, o
 		return nil
 	case table == TracesTable && version == "3.0.0":
 		return s.addColumnIfMissing(ctx, tx, TracesTable, s.tables.traces, "name_level", "INTEGER NOT NULL DEFAULT 0")
+	case table == SchedulesTable && version == "3.0.0":
+		return s.upgradeSchedules(ctx, tx)
+	case table == ScheduleRunsTable && version == "3.0.0":
+		for _, column := range []struct{ name, def string }{{"user_id", "VARCHAR"}, {"locked_by", "VARCHAR"}, {"locked_at", "BIGINT"}} {
+			if err := s.addColumnIfMissing(ctx, tx, ScheduleRunsTable, s.tables.scheduleRuns, column.name, column.def); err != nil {
+				return err
+			}
+		}
+		return nil
 	case table == MetricsTable && version == "3.0.0":
 		if s.dialect == Postgres {
 			return s.scopeMetricsByUserPostgres(ctx, tx)
@@ -137,6 +158,36 @@ func (s *Store) applyStep(ctx context.Context, tx Conn, table, version string, o
 		return s.rebuildMetricsSQLite(ctx, tx)
 	}
 	return fmt.Errorf("no step %s for table %s", version, table)
+}
+
+// scheduleColumnsSince300 are the agno_schedules columns a table Agno 2.x
+// created may lack, with their types.
+var scheduleColumnsSince300 = []struct{ name, def string }{
+	{"locked_by", "VARCHAR"}, {"locked_at", "BIGINT"}, {"user_id", "VARCHAR"}, {"managed_by", "VARCHAR"}, {"target_type", "VARCHAR"},
+	{"target_id", "VARCHAR"}, {"created_by_run_id", "VARCHAR"}, {"created_by_session_id", "VARCHAR"}, {"updated_by_run_id", "VARCHAR"},
+	{"updated_by_session_id", "VARCHAR"}, {"disabled_reason", "VARCHAR"},
+}
+
+// upgradeSchedules brings a schedules table Agno created to 3.0.0: it adds
+// the owner and provenance columns it lacks, and refuses a table where one
+// owner (or no owner) uses a name twice, which the unique indexes of 3.0.0
+// forbid: which of the two to rename is the operator's choice, not the
+// migration's.
+func (s *Store) upgradeSchedules(ctx context.Context, tx Conn) error {
+	for _, column := range scheduleColumnsSince300 {
+		if err := s.addColumnIfMissing(ctx, tx, SchedulesTable, s.tables.schedules, column.name, column.def); err != nil {
+			return err
+		}
+	}
+	duplicates, err := queryStringsOn(ctx, tx, fmt.Sprintf("SELECT DISTINCT name FROM %s GROUP BY user_id, name HAVING COUNT(*) > 1 ORDER BY name", s.tables.schedules))
+	if err != nil {
+		return fmt.Errorf("find duplicate schedule names: %w", err)
+	}
+	if len(duplicates) > 0 {
+		return fmt.Errorf("%w: schedule names used twice by one owner: '%s'; rename or delete the duplicates, then migrate again",
+			storage.ErrInvalid, strings.Join(duplicates, "', '"))
+	}
+	return nil
 }
 
 func (s *Store) execAll(ctx context.Context, tx Conn, statements []string) error {

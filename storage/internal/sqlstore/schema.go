@@ -7,15 +7,19 @@ import (
 
 // Default table names, as Agno 3.x names them.
 const (
-	SessionsTable       = "agno_sessions"
-	RunsTable           = "agno_runs"
-	TranscriptsTable    = "agno_transcripts"
-	MemoriesTable       = "agno_memories"
-	MetricsTable        = "agno_metrics"
-	ToolResultsTable    = "agno_tool_results"
-	TracesTable         = "agno_traces"
-	SpansTable          = "agno_spans"
-	SchemaVersionsTable = "agno_schema_versions"
+	SessionsTable        = "agno_sessions"
+	RunsTable            = "agno_runs"
+	TranscriptsTable     = "agno_transcripts"
+	MemoriesTable        = "agno_memories"
+	MetricsTable         = "agno_metrics"
+	ToolResultsTable     = "agno_tool_results"
+	TracesTable          = "agno_traces"
+	SpansTable           = "agno_spans"
+	SchedulesTable       = "agno_schedules"
+	ScheduleRunsTable    = "agno_schedule_runs"
+	ApprovalsTable       = "agno_approvals"
+	ServiceAccountsTable = "agno_service_accounts"
+	SchemaVersionsTable  = "agno_schema_versions"
 )
 
 // tables holds the qualified (schema-prefixed on Postgres) names used in
@@ -24,6 +28,7 @@ type tables struct {
 	schema                                                                string
 	sessions, runs, transcripts, memories, metrics, toolResults, versions string
 	traces, spans                                                         string
+	schedules, scheduleRuns, approvals, serviceAccounts                   string
 }
 
 func newTables(d Dialect, schema string) tables {
@@ -34,16 +39,20 @@ func newTables(d Dialect, schema string) tables {
 		return name
 	}
 	return tables{
-		schema:      schema,
-		sessions:    q(SessionsTable),
-		runs:        q(RunsTable),
-		transcripts: q(TranscriptsTable),
-		memories:    q(MemoriesTable),
-		metrics:     q(MetricsTable),
-		toolResults: q(ToolResultsTable),
-		versions:    q(SchemaVersionsTable),
-		traces:      q(TracesTable),
-		spans:       q(SpansTable),
+		schema:          schema,
+		sessions:        q(SessionsTable),
+		runs:            q(RunsTable),
+		transcripts:     q(TranscriptsTable),
+		memories:        q(MemoriesTable),
+		metrics:         q(MetricsTable),
+		toolResults:     q(ToolResultsTable),
+		versions:        q(SchemaVersionsTable),
+		traces:          q(TracesTable),
+		spans:           q(SpansTable),
+		schedules:       q(SchedulesTable),
+		scheduleRuns:    q(ScheduleRunsTable),
+		approvals:       q(ApprovalsTable),
+		serviceAccounts: q(ServiceAccountsTable),
 	}
 }
 
@@ -222,6 +231,146 @@ func (s *Store) ddl(table string) []string {
 			// trace's spans and errors from the index alone.
 			idx("idx_agno_spans_trace_id_status_code", t.spans, "trace_id, status_code"),
 			idx("idx_agno_spans_parent_span_id", t.spans, "parent_span_id"),
+		}
+	case SchedulesTable:
+		// The partial unique indexes keep a name unique per owner, and
+		// among the unowned schedules: a NULL user_id never equals another.
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id VARCHAR NOT NULL PRIMARY KEY,
+	name VARCHAR NOT NULL,
+	description TEXT,
+	method VARCHAR NOT NULL,
+	endpoint VARCHAR NOT NULL,
+	payload %s,
+	cron_expr VARCHAR NOT NULL,
+	timezone VARCHAR NOT NULL,
+	timeout_seconds BIGINT,
+	max_retries BIGINT,
+	retry_delay_seconds BIGINT,
+	enabled BOOLEAN NOT NULL DEFAULT TRUE,
+	next_run_at BIGINT,
+	locked_by VARCHAR,
+	locked_at BIGINT,
+	user_id VARCHAR,
+	managed_by VARCHAR,
+	target_type VARCHAR,
+	target_id VARCHAR,
+	created_by_run_id VARCHAR,
+	created_by_session_id VARCHAR,
+	updated_by_run_id VARCHAR,
+	updated_by_session_id VARCHAR,
+	disabled_reason VARCHAR,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT
+)`, t.schedules, j),
+			idx("idx_agno_schedules_name", t.schedules, "name"),
+			idx("idx_agno_schedules_next_run_at", t.schedules, "next_run_at"),
+			idx("idx_agno_schedules_user_id", t.schedules, "user_id"),
+			idx("idx_agno_schedules_managed_by", t.schedules, "managed_by"),
+			idx("idx_agno_schedules_target_id", t.schedules, "target_id"),
+			idx("idx_agno_schedules_created_at", t.schedules, "created_at"),
+			idx("idx_agno_schedules_enabled_next_run_at", t.schedules, "enabled, next_run_at"),
+			idx("idx_agno_schedules_user_enabled_next_run_at", t.schedules, "user_id, enabled, next_run_at"),
+			fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS uq_user_name ON %s (user_id, name) WHERE user_id IS NOT NULL", t.schedules),
+			fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS uq_unowned_name ON %s (name) WHERE user_id IS NULL", t.schedules),
+		}
+	case ScheduleRunsTable:
+		// locked_by and locked_at are agnogo's additions: the lease of a
+		// running attempt to the scheduler executing it.
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id VARCHAR NOT NULL PRIMARY KEY,
+	schedule_id VARCHAR NOT NULL REFERENCES %s (id) ON DELETE CASCADE,
+	attempt BIGINT,
+	triggered_at BIGINT,
+	completed_at BIGINT,
+	status VARCHAR NOT NULL,
+	status_code BIGINT,
+	run_id VARCHAR,
+	session_id VARCHAR,
+	error TEXT,
+	input %[3]s,
+	output %[3]s,
+	requirements %[3]s,
+	user_id VARCHAR,
+	created_at BIGINT NOT NULL,
+	locked_by VARCHAR,
+	locked_at BIGINT
+)`, t.scheduleRuns, t.schedules, j),
+			// Also serves lookups by schedule_id alone (and the cascade).
+			idx("idx_agno_schedule_runs_schedule_id_created_at", t.scheduleRuns, "schedule_id, created_at"),
+			idx("idx_agno_schedule_runs_status_triggered_at", t.scheduleRuns, "status, triggered_at"),
+			idx("idx_agno_schedule_runs_user_id", t.scheduleRuns, "user_id"),
+			idx("idx_agno_schedule_runs_created_at", t.scheduleRuns, "created_at"),
+		}
+	case ApprovalsTable:
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id VARCHAR NOT NULL PRIMARY KEY,
+	run_id VARCHAR NOT NULL,
+	session_id VARCHAR,
+	status VARCHAR NOT NULL,
+	source_type VARCHAR,
+	source_name VARCHAR,
+	approval_type VARCHAR,
+	pause_type VARCHAR,
+	tool_name VARCHAR,
+	tool_args %[2]s,
+	expires_at BIGINT,
+	agent_id VARCHAR,
+	team_id VARCHAR,
+	workflow_id VARCHAR,
+	user_id VARCHAR,
+	schedule_id VARCHAR,
+	schedule_run_id VARCHAR,
+	requirements %[2]s,
+	context %[2]s,
+	resolution_data %[2]s,
+	resolved_by VARCHAR,
+	resolved_at BIGINT,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT,
+	run_status VARCHAR
+)`, t.approvals, j),
+			idx("idx_agno_approvals_run_id", t.approvals, "run_id"),
+			idx("idx_agno_approvals_session_id", t.approvals, "session_id"),
+			idx("idx_agno_approvals_status", t.approvals, "status"),
+			idx("idx_agno_approvals_source_type", t.approvals, "source_type"),
+			idx("idx_agno_approvals_approval_type", t.approvals, "approval_type"),
+			idx("idx_agno_approvals_pause_type", t.approvals, "pause_type"),
+			idx("idx_agno_approvals_agent_id", t.approvals, "agent_id"),
+			idx("idx_agno_approvals_team_id", t.approvals, "team_id"),
+			idx("idx_agno_approvals_workflow_id", t.approvals, "workflow_id"),
+			idx("idx_agno_approvals_user_id", t.approvals, "user_id"),
+			idx("idx_agno_approvals_schedule_id", t.approvals, "schedule_id"),
+			idx("idx_agno_approvals_schedule_run_id", t.approvals, "schedule_run_id"),
+			idx("idx_agno_approvals_created_at", t.approvals, "created_at"),
+			idx("idx_agno_approvals_run_status", t.approvals, "run_status"),
+			// Serves the sweep of expired approvals.
+			idx("idx_agno_approvals_status_expires_at", t.approvals, "status, expires_at"),
+		}
+	case ServiceAccountsTable:
+		// Only the token's SHA-256 is kept; an unrevoked account's name is
+		// unique, and a revoked one's may be reused.
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id VARCHAR NOT NULL PRIMARY KEY,
+	name VARCHAR NOT NULL,
+	user_id VARCHAR,
+	token_hash VARCHAR NOT NULL,
+	token_prefix VARCHAR,
+	scopes %s,
+	created_at BIGINT NOT NULL,
+	expires_at BIGINT,
+	last_used_at BIGINT,
+	revoked_at BIGINT,
+	created_by VARCHAR
+)`, t.serviceAccounts, j),
+			fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS idx_agno_service_accounts_token_hash ON %s (token_hash)", t.serviceAccounts),
+			idx("idx_agno_service_accounts_user_id", t.serviceAccounts, "user_id"),
+			idx("idx_agno_service_accounts_created_at", t.serviceAccounts, "created_at"),
+			fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS uq_active_name ON %s (name) WHERE revoked_at IS NULL", t.serviceAccounts),
 		}
 	case MetricsTable:
 		return []string{

@@ -136,12 +136,32 @@ func (s *Store) checkSchema(ctx context.Context, autoMigrate bool) error {
 		return fmt.Errorf("check schema: %w", err)
 	}
 	if !fresh && !autoMigrate {
-		return &storage.MigrationRequiredError{Pending: pending, Command: s.migrateCommand}
+		// Tables a newer build adds are created as the database opens: that
+		// changes nothing stored. Anything else waits for agnogo migrate.
+		added, err := s.onlyMissingTables(ctx, pending)
+		if err != nil {
+			return fmt.Errorf("check schema: %w", err)
+		}
+		if !added {
+			return &storage.MigrationRequiredError{Pending: pending, Command: s.migrateCommand}
+		}
 	}
 	if _, err := migrate.Up(ctx, s, migrate.Options{}); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
 	return nil
+}
+
+// onlyMissingTables reports whether every pending table is one the
+// database does not have yet.
+func (s *Store) onlyMissingTables(ctx context.Context, pending []storage.PendingTable) (bool, error) {
+	for _, p := range pending {
+		exists, err := s.tableExists(ctx, s.db.Reader(), p.Table)
+		if err != nil || exists {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // isEmpty reports whether the database holds none of the agnogo tables.
