@@ -47,7 +47,8 @@ type MCPServerConfig struct {
 	// Tools are custom tools served beside the built-in ones, under their
 	// own names and schemas; their calls are checked against the scope
 	// mcp_tools:<name>:run (or mcp_tools:run, or the admin scope) when JWT
-	// scopes are on, and their context carries the caller
+	// scopes are on or the caller presents a service-account token, and
+	// their context carries the caller
 	// ([CallerFromContext]). A tool error, or a call that needs a person
 	// (confirmation, user input, external execution), is a tool error the
 	// client reads. Defaults to none.

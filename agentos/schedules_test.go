@@ -1,6 +1,9 @@
 package agentos_test
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +16,7 @@ import (
 	"github.com/agnogo/agnogo/agent"
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/model/scripted"
+	"github.com/agnogo/agnogo/storage"
 )
 
 // detailOf decodes an error answer's detail as text (a string, or the
@@ -184,4 +188,42 @@ func TestOSDatabaseFeaturesWithoutADatabase(t *testing.T) {
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s %s", c.method, c.path)
 		require.Contains(t, string(body), c.tag+" not available: pass a `db` to AgentOS to enable this feature.")
 	}
+}
+
+// A service-account token on a server without authentication is still
+// held to its scopes: it schedules only the runs it may start, and only
+// its own schedules are its.
+func TestAServiceAccountSchedulesOnlyWhatItMayRun(t *testing.T) {
+	s := newServer(t, nil, nil)
+	token := "agno_pat_schedulertesttoken0123456789abcdefghij"
+	sum := sha256.Sum256([]byte(token))
+	_, err := s.store.(storage.ServiceAccountStore).CreateServiceAccount(t.Context(), &storage.ServiceAccount{
+		Name: "cron-bot", TokenHash: hex.EncodeToString(sum[:]), TokenPrefix: token[:16],
+		Scopes: []string{"schedules:read", "schedules:write"},
+	})
+	require.NoError(t, err)
+	do := func(method, path string, body any) *http.Response {
+		t.Helper()
+		data, err := json.Marshal(body)
+		require.NoError(t, err)
+		req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, bytes.NewReader(data))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := do(http.MethodPost, "/schedules", map[string]any{"name": "sneaky", "cron_expr": "0 3 * * *",
+		"endpoint": "/agents/assistant/runs", "payload": map[string]any{"message": "go"}})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Contains(t, detailOf(t, resp), "agents:assistant:run")
+	// The admin's schedule is not the account's to see.
+	resp = s.callJSON(t, http.MethodPost, "/schedules", map[string]any{"name": "admin job", "cron_expr": "0 3 * * *",
+		"endpoint": "/agents/assistant/runs", "payload": map[string]any{"message": "go"}})
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	resp = do(http.MethodGet, "/schedules", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Empty(t, decode[map[string]any](t, resp)["data"])
 }

@@ -153,17 +153,23 @@ WHERE %s AND status = ? RETURNING %s`, s.tables.approvals, where, approvalColumn
 // DeleteApproval implements [storage.ApprovalStore].
 func (s *Store) DeleteApproval(ctx context.Context, id, userID string) error {
 	where, args := userScope("user_id", userID, "id = ?", id)
-	var deleted int64
+	return s.execOne(ctx, "delete", "approval", id, fmt.Sprintf("DELETE FROM %s WHERE %s", s.tables.approvals, where), args...)
+}
+
+// execOne runs one write in a transaction: verb names it in an error, and
+// a write that touched no row is kind id not found.
+func (s *Store) execOne(ctx context.Context, verb, kind, id, query string, args ...any) error {
+	var touched int64
 	err := s.db.InTx(ctx, func(tx Conn) error {
 		var err error
-		deleted, err = tx.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE %s", s.tables.approvals, where), args...)
+		touched, err = tx.Exec(ctx, query, args...)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("delete approval %s: %w", id, err)
+		return fmt.Errorf("%s %s %s: %w", verb, kind, id, err)
 	}
-	if deleted == 0 {
-		return notFound("approval", id)
+	if touched == 0 {
+		return notFound(kind, id)
 	}
 	return nil
 }

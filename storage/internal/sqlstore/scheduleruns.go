@@ -222,7 +222,7 @@ func (s *Store) ListScheduleRuns(ctx context.Context, scheduleID, userID string,
 	}
 	runs, total, err := listPage(ctx, reader, listing{
 		table: s.tables.scheduleRuns, columns: scheduleRunColumns, where: " WHERE schedule_id = ?", args: []any{scheduleID},
-		order: "created_at DESC, id DESC", limit: limitClause,
+		order: "created_at DESC, attempt DESC, id DESC", limit: limitClause,
 	}, scanScheduleRun)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list runs of schedule %s: %w", scheduleID, err)

@@ -137,19 +137,8 @@ func (s *Store) RevokeServiceAccount(ctx context.Context, id, userID string, at 
 // TouchServiceAccount implements [storage.ServiceAccountStore]. A zero at
 // is now.
 func (s *Store) TouchServiceAccount(ctx context.Context, id string, at int64) error {
-	var touched int64
-	err := s.db.InTx(ctx, func(tx Conn) error {
-		var err error
-		touched, err = tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET last_used_at = ? WHERE id = ?", s.tables.serviceAccounts), cmp.Or(at, s.nowSeconds()), id)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("touch service account %s: %w", id, err)
-	}
-	if touched == 0 {
-		return notFound("service account", id)
-	}
-	return nil
+	return s.execOne(ctx, "touch", "service account", id,
+		fmt.Sprintf("UPDATE %s SET last_used_at = ? WHERE id = ?", s.tables.serviceAccounts), cmp.Or(at, s.nowSeconds()), id)
 }
 
 func scanServiceAccount(row Row) (*storage.ServiceAccount, error) {
