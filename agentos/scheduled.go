@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/scheduler"
 	"github.com/agnogo/agnogo/storage"
 )
@@ -144,7 +145,7 @@ func runForm(s *storage.Schedule, attempt *storage.ScheduleRun) (url.Values, err
 			}
 		}
 	}
-	metadata["schedule_id"], metadata["schedule_run_id"] = s.ID, attempt.ID
+	metadata[runhost.ScheduleIDKey], metadata[runhost.ScheduleRunIDKey] = s.ID, attempt.ID
 	data, err := json.Marshal(metadata)
 	if err != nil {
 		return nil, fmt.Errorf("schedule %s: metadata: %w", s.ID, err)

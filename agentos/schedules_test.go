@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/model/scripted"
 	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/tool"
 )
 
 // detailOf decodes an error answer's detail as text (a string, or the
@@ -226,4 +228,36 @@ func TestAServiceAccountSchedulesOnlyWhatItMayRun(t *testing.T) {
 	resp = do(http.MethodGet, "/schedules", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Empty(t, decode[map[string]any](t, resp)["data"])
+}
+
+// A scheduled run that pauses for an approval ends its attempt paused,
+// with the run's requirements, and the approval names the schedule and
+// the attempt that started the run.
+func TestAScheduledRunPausedForApproval(t *testing.T) {
+	var sent atomic.Int32
+	s := newServer(t, []scripted.Reply{scripted.ToolCall("send_email", `{"to":"ops@example.com"}`)}, func(a *agent.Config, c *agentos.Config) {
+		a.Tools = []tool.Tool{emailTool(t, &sent)}
+		c.Scheduler = agentos.SchedulerConfig{Enabled: true, PollInterval: 50 * time.Millisecond, RunPollInterval: 10 * time.Millisecond}
+	})
+	t.Cleanup(func() { _ = s.os.Shutdown(t.Context()) })
+	resp := s.callJSON(t, http.MethodPost, "/schedules", map[string]any{"name": "mailer", "cron_expr": "0 0 1 1 *",
+		"endpoint": "/agents/assistant/runs", "payload": map[string]any{"message": "mail ops"}})
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	id := decode[map[string]any](t, resp)["id"].(string)
+	resp = s.callJSON(t, http.MethodPost, "/schedules/"+id+"/trigger?wait=true", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	final := decode[map[string]any](t, resp)
+	require.Equal(t, "paused", final["status"], "%v", final)
+	require.Contains(t, fmt.Sprint(final["requirements"]), "send_email")
+	require.Zero(t, sent.Load(), "nothing was sent before an approval")
+
+	resp = s.get(t, "/approvals?schedule_id="+id)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	page := decode[approvalsPage](t, resp)
+	require.Len(t, page.Data, 1)
+	approval := page.Data[0]
+	require.Equal(t, "pending", approval["status"])
+	require.Equal(t, final["run_id"], approval["run_id"])
+	require.Equal(t, id, approval["schedule_id"])
+	require.Equal(t, final["id"], approval["schedule_run_id"])
 }
