@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -260,4 +261,31 @@ func TestAScheduledRunPausedForApproval(t *testing.T) {
 	require.Equal(t, final["run_id"], approval["run_id"])
 	require.Equal(t, id, approval["schedule_id"])
 	require.Equal(t, final["id"], approval["schedule_run_id"])
+}
+
+// A schedule of an endpoint that is not a run (an admin's) calls it
+// in-process with its JSON payload: a 2xx is a success.
+func TestAScheduleCallsAnotherEndpoint(t *testing.T) {
+	s := newServer(t, []scripted.Reply{scripted.Text("hi")}, func(_ *agent.Config, c *agentos.Config) {
+		c.Scheduler = agentos.SchedulerConfig{Enabled: true, PollInterval: 50 * time.Millisecond, RunPollInterval: 10 * time.Millisecond}
+	})
+	t.Cleanup(func() { _ = s.os.Shutdown(t.Context()) })
+	ran := s.runAgent(t, url.Values{"message": {"hello"}, "session_id": {"old-session"}})
+	require.Equal(t, "COMPLETED", ran["status"])
+	resp := s.callJSON(t, http.MethodPost, "/schedules", map[string]any{"name": "cleanup", "cron_expr": "@daily",
+		"method": "delete", "endpoint": "/sessions/old-session"})
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	id := decode[map[string]any](t, resp)["id"].(string)
+	resp = s.callJSON(t, http.MethodPost, "/schedules/"+id+"/trigger?wait=true", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	final := decode[map[string]any](t, resp)
+	require.Equal(t, "success", final["status"], "%v", final)
+	require.EqualValues(t, http.StatusNoContent, final["status_code"])
+	resp = s.get(t, "/sessions/old-session")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "the scheduled call deleted the session")
+	resp = s.callJSON(t, http.MethodPost, "/schedules/"+id+"/trigger?wait=true", nil)
+	final = decode[map[string]any](t, resp)
+	require.Equal(t, "failed", final["status"], "a 404 is a failure: %v", final)
+	require.EqualValues(t, http.StatusNotFound, final["status_code"])
+	require.Contains(t, final["error"], "not found")
 }
