@@ -425,6 +425,27 @@ func TestOpenAddsTraceTables(t *testing.T) {
 	})
 }
 
+// TestOpenAddsOwnColumnsToAgnoStampedTables opens a database whose trace
+// and schedule-run tables Agno created and stamped at the current version,
+// without the columns agnogo adds to them: they are added as it opens.
+func TestOpenAddsOwnColumnsToAgnoStampedTables(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db database) {
+		_, err := migrate.Up(t.Context(), driver(t, db), migrate.Options{})
+		require.NoError(t, err)
+		db.exec(t, "ALTER TABLE {{s}}agno_schedule_runs DROP COLUMN locked_by")
+		db.exec(t, "ALTER TABLE {{s}}agno_schedule_runs DROP COLUMN locked_at")
+		db.exec(t, "DROP INDEX IF EXISTS {{s}}idx_agno_traces_name_level")
+		db.exec(t, "ALTER TABLE {{s}}agno_traces DROP COLUMN name_level")
+
+		store, err := db.open(t, false)
+		require.NoError(t, err)
+		require.NoError(t, store.Close())
+		require.Equal(t, currentStamps, stamps(t, db))
+		require.Equal(t, []string{"0"}, db.query(t, "SELECT COUNT(*) FROM {{s}}agno_schedule_runs WHERE locked_by IS NULL AND locked_at IS NULL"))
+		requireTracesWork(t, db)
+	})
+}
+
 // TestUpAddsNameLevelToAgnoTraces migrates trace tables Agno created, which
 // lack agnogo's name_level column.
 func TestUpAddsNameLevelToAgnoTraces(t *testing.T) {

@@ -129,7 +129,7 @@ func (s *Store) checkSchema(ctx context.Context, autoMigrate bool) error {
 		return fmt.Errorf("check schema: %w", err)
 	}
 	if len(pending) == 0 {
-		return nil
+		return s.addOwnColumns(ctx)
 	}
 	fresh, err := s.isEmpty(ctx)
 	if err != nil {
@@ -148,6 +148,42 @@ func (s *Store) checkSchema(ctx context.Context, autoMigrate bool) error {
 	}
 	if _, err := migrate.Up(ctx, s, migrate.Options{}); err != nil {
 		return fmt.Errorf("create schema: %w", err)
+	}
+	return s.addOwnColumns(ctx)
+}
+
+// ownColumns are the columns agnogo adds to tables Agno also creates. A
+// table Agno created and stamped at the current version lacks them, and no
+// migration step runs for it: they are added as the database opens.
+var ownColumns = []struct{ table, column, definition string }{
+	{TracesTable, "name_level", "INTEGER NOT NULL DEFAULT 0"},
+	{ScheduleRunsTable, "locked_by", "VARCHAR"},
+	{ScheduleRunsTable, "locked_at", "BIGINT"},
+}
+
+// addOwnColumns adds the [ownColumns] an existing table lacks.
+func (s *Store) addOwnColumns(ctx context.Context) error {
+	qualified := map[string]string{TracesTable: s.tables.traces, ScheduleRunsTable: s.tables.scheduleRuns}
+	for _, c := range ownColumns {
+		exists, err := s.tableExists(ctx, s.db.Reader(), c.table)
+		if err != nil {
+			return fmt.Errorf("check schema: %w", err)
+		}
+		if !exists {
+			continue
+		}
+		cols, err := s.columns(ctx, s.db.Reader(), c.table)
+		if err != nil {
+			return fmt.Errorf("check schema: columns of %s: %w", c.table, err)
+		}
+		if cols[c.column] {
+			continue
+		}
+		if err := s.db.InTx(ctx, func(tx Conn) error {
+			return s.addColumnIfMissing(ctx, tx, c.table, qualified[c.table], c.column, c.definition)
+		}); err != nil {
+			return fmt.Errorf("check schema: add %s.%s: %w", c.table, c.column, err)
+		}
 	}
 	return nil
 }
