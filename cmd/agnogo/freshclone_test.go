@@ -40,7 +40,7 @@ func TestFreshClone(t *testing.T) {
 
 	readme, err := os.ReadFile(filepath.Join(clone, "README.md"))
 	require.NoError(t, err)
-	for _, command := range []string{"go run ./cmd/agnogo serve", "go test ./..."} {
+	for _, command := range []string{"go run ./cmd/agnogo serve", "go test -timeout 30m ./..."} {
 		require.Contains(t, string(readme), command, "the README tells a newcomer to run %q", command)
 	}
 
