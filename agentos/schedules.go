@@ -396,9 +396,9 @@ func (o *OS) handleListSchedules(w http.ResponseWriter, r *http.Request) {
 	switch raw := q.str("enabled"); strings.ToLower(raw) {
 	case "":
 	case "true", "1", "yes", "on":
-		enabled = ptrTo(true)
+		enabled = new(true)
 	case "false", "0", "no", "off":
-		enabled = ptrTo(false)
+		enabled = new(false)
 	default:
 		q.issues = append(q.issues, validationIssue{Loc: []string{"query", "enabled"}, Msg: "Input should be a valid boolean, unable to interpret input", Type: "bool_parsing"})
 	}
@@ -416,8 +416,6 @@ func (o *OS) handleListSchedules(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, paginate(items, page, total, started))
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func (o *OS) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) {
 	body, ok := readJSONObject(w, r, false)
@@ -477,7 +475,7 @@ func (o *OS) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) {
 		if !o.canEnable(w, r, &after) {
 			return
 		}
-		u.DisabledReason = ptrTo("")
+		u.DisabledReason = new("")
 	}
 	enabled := current.Enabled
 	if f.enabled != nil {
@@ -553,12 +551,12 @@ func (o *OS) handleEnableSchedule(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, invalidField("cron_expr", err.Error()))
 		return
 	}
-	o.setEnabled(w, r, s, storage.ScheduleUpdate{Enabled: ptrTo(true), NextRunAt: &next, SetNextRunAt: true, DisabledReason: ptrTo("")})
+	o.setEnabled(w, r, s, storage.ScheduleUpdate{Enabled: new(true), NextRunAt: &next, SetNextRunAt: true, DisabledReason: new("")})
 }
 
 func (o *OS) handleDisableSchedule(w http.ResponseWriter, r *http.Request) {
 	if s, ok := o.schedule(w, r); ok {
-		o.setEnabled(w, r, s, storage.ScheduleUpdate{Enabled: ptrTo(false)})
+		o.setEnabled(w, r, s, storage.ScheduleUpdate{Enabled: new(false)})
 	}
 }
 

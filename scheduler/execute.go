@@ -83,13 +83,13 @@ func (s *Scheduler) attempt(parent context.Context, sched *storage.Schedule, a *
 			return nil, false
 		}
 		if err != nil {
-			return s.finish(ctx, a, storage.ScheduleRunUpdate{Status: ptr(storage.ScheduleRunFailed), Error: ptr(err.Error())})
+			return s.finish(ctx, a, storage.ScheduleRunUpdate{Status: new(storage.ScheduleRunFailed), Error: new(err.Error())})
 		}
 		code := int64(started.StatusCode)
 		if started.Done {
-			u := storage.ScheduleRunUpdate{Status: ptr(started.Status), StatusCode: &code, Output: started.Output}
+			u := storage.ScheduleRunUpdate{Status: new(started.Status), StatusCode: &code, Output: started.Output}
 			if started.Error != "" {
-				u.Error = ptr(started.Error)
+				u.Error = new(started.Error)
 			}
 			return s.finish(ctx, a, u)
 		}
@@ -130,8 +130,8 @@ func (s *Scheduler) follow(ctx context.Context, sched *storage.Schedule, a *stor
 				s.log.WarnContext(ctx, "scheduler: cancel a run that timed out", "run_id", a.RunID, "error", err)
 			}
 			return s.finish(ctx, a, storage.ScheduleRunUpdate{
-				Status: ptr(storage.ScheduleRunFailed),
-				Error:  ptr(fmt.Sprintf("Polling timed out after %ds for run %s", int64(timeout.Seconds()), a.RunID)),
+				Status: new(storage.ScheduleRunFailed),
+				Error:  new(fmt.Sprintf("Polling timed out after %ds for run %s", int64(timeout.Seconds()), a.RunID)),
 			})
 		}
 		if !s.sleepUntil(ctx, s.cfg.Now().Add(s.cfg.RunPollInterval)) {
@@ -146,13 +146,13 @@ func outcome(state RunState) (u storage.ScheduleRunUpdate, done bool) {
 	switch state.Status {
 	case run.StatusCompleted:
 		out := map[string]any{"content": state.Content, "content_type": state.ContentType}
-		return storage.ScheduleRunUpdate{Status: ptr(storage.ScheduleRunSuccess), Output: out}, true
+		return storage.ScheduleRunUpdate{Status: new(storage.ScheduleRunSuccess), Output: out}, true
 	case run.StatusPaused:
-		return storage.ScheduleRunUpdate{Status: ptr(storage.ScheduleRunPaused), Requirements: state.Requirements}, true
+		return storage.ScheduleRunUpdate{Status: new(storage.ScheduleRunPaused), Requirements: state.Requirements}, true
 	case run.StatusCancelled:
-		return storage.ScheduleRunUpdate{Status: ptr(storage.ScheduleRunCancelled), Error: ptr(cmp.Or(state.Error, "the run was cancelled"))}, true
+		return storage.ScheduleRunUpdate{Status: new(storage.ScheduleRunCancelled), Error: new(cmp.Or(state.Error, "the run was cancelled"))}, true
 	case run.StatusError:
-		return storage.ScheduleRunUpdate{Status: ptr(storage.ScheduleRunFailed), Error: ptr(cmp.Or(state.Error, "the run failed"))}, true
+		return storage.ScheduleRunUpdate{Status: new(storage.ScheduleRunFailed), Error: new(cmp.Or(state.Error, "the run failed"))}, true
 	}
 	return u, false
 }
@@ -216,5 +216,3 @@ func (s *Scheduler) sleepUntil(ctx context.Context, t time.Time) bool {
 		return false
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

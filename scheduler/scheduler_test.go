@@ -130,15 +130,10 @@ func newScheduler(t *testing.T, store storage.ScheduleStore, exec scheduler.Exec
 	return s
 }
 
+// waitFor polls check until it holds, failing the test after 20 s.
 func waitFor(t *testing.T, what string, check func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !check() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	require.Eventually(t, check, 20*time.Second, 5*time.Millisecond, "timed out waiting: %s", what)
 }
 
 func dueSchedule(t *testing.T, store storage.ScheduleStore, mutate func(*storage.Schedule)) *storage.Schedule {

@@ -62,7 +62,7 @@ func testApprovalRoundTrip(t *testing.T, s storage.Store) {
 	store := approvalStore(t, s)
 	ctx := t.Context()
 	in := testApproval("run-1", alice)
-	in.ExpiresAt, in.TeamID, in.WorkflowID, in.ScheduleID, in.ScheduleRunID = ptr(fireAt), "team-1", "flow-1", "sched-1", "srun-1"
+	in.ExpiresAt, in.TeamID, in.WorkflowID, in.ScheduleID, in.ScheduleRunID = new(fireAt), "team-1", "flow-1", "sched-1", "srun-1"
 	stored := createApproval(t, store, in)
 	require.NotEmpty(t, stored.ID)
 	require.NotZero(t, stored.CreatedAt)
@@ -191,7 +191,7 @@ func testApprovalResolve(t *testing.T, s storage.Store) {
 	require.NoError(t, err)
 	require.Equal(t, storage.ApprovalApproved, resolved.Status)
 	require.Equal(t, "admin", resolved.ResolvedBy)
-	require.Equal(t, ptr(fireAt), resolved.ResolvedAt)
+	require.Equal(t, new(fireAt), resolved.ResolvedAt)
 	require.Equal(t, fireAt, resolved.UpdatedAt)
 	requireSameMap(t, map[string]any{"values": map[string]any{"path": "/tmp/y"}}, resolved.ResolutionData, "resolution_data")
 	got, err := store.GetApproval(ctx, a.ID, "")
@@ -249,14 +249,14 @@ func testApprovalExpire(t *testing.T, s storage.Store) {
 	store := approvalStore(t, s)
 	ctx := t.Context()
 	lapsed := testApproval("run-1", alice)
-	lapsed.ExpiresAt = ptr(fireAt - 1)
+	lapsed.ExpiresAt = new(fireAt - 1)
 	onTheDot := testApproval("run-2", alice)
-	onTheDot.ExpiresAt = ptr(fireAt)
+	onTheDot.ExpiresAt = new(fireAt)
 	later := testApproval("run-3", alice)
-	later.ExpiresAt = ptr(fireAt + 1)
+	later.ExpiresAt = new(fireAt + 1)
 	never := testApproval("run-4", alice)
 	resolved := testApproval("run-5", alice)
-	resolved.ExpiresAt, resolved.Status = ptr(fireAt-100), storage.ApprovalApproved
+	resolved.ExpiresAt, resolved.Status = new(fireAt-100), storage.ApprovalApproved
 	for _, a := range []*storage.Approval{lapsed, onTheDot, later, never, resolved} {
 		createApproval(t, store, a)
 	}

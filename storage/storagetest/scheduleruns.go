@@ -13,7 +13,7 @@ import (
 // runningAttempt is a running first attempt of scheduleID due at
 // triggeredAt.
 func runningAttempt(scheduleID string, triggeredAt int64) *storage.ScheduleRun {
-	return &storage.ScheduleRun{ScheduleID: scheduleID, Attempt: 1, TriggeredAt: ptr(triggeredAt), Status: storage.ScheduleRunRunning,
+	return &storage.ScheduleRun{ScheduleID: scheduleID, Attempt: 1, TriggeredAt: new(triggeredAt), Status: storage.ScheduleRunRunning,
 		Input: map[string]any{"message": "good morning"}}
 }
 
@@ -36,8 +36,8 @@ func testScheduleCreateRun(t *testing.T, s storage.Store) {
 	store := scheduleStore(t, s)
 	ctx := t.Context()
 	sched := createSchedule(t, store, testSchedule("morning", alice))
-	in := &storage.ScheduleRun{ScheduleID: sched.ID, Attempt: 2, TriggeredAt: ptr(fireAt), CompletedAt: ptr(fireAt + 5), Status: storage.ScheduleRunFailed,
-		StatusCode: ptr(int64(500)), RunID: "run-1", SessionID: "session-1", Error: "boom", Input: map[string]any{"message": "hi"},
+	in := &storage.ScheduleRun{ScheduleID: sched.ID, Attempt: 2, TriggeredAt: new(fireAt), CompletedAt: new(fireAt + 5), Status: storage.ScheduleRunFailed,
+		StatusCode: new(int64(500)), RunID: "run-1", SessionID: "session-1", Error: "boom", Input: map[string]any{"message": "hi"},
 		Output: map[string]any{"content": "x", "content_type": "str"}, Requirements: json.RawMessage(`[{"tool":"t","confirmed":null}]`),
 		UserID: bob, CreatedAt: created}
 	stored, err := store.CreateScheduleRun(ctx, in, alice)
@@ -89,7 +89,7 @@ func testScheduleClaim(t *testing.T, s storage.Store) {
 	claimed := claim("w1", fireAt+50, fireAt+50-300, 0)
 	require.Equal(t, []string{early.ID}, scheduleRunIDs(claimed), "only a running attempt that is due")
 	require.Equal(t, "w1", claimed[0].LockedBy)
-	require.Equal(t, ptr(fireAt+50), claimed[0].LockedAt)
+	require.Equal(t, new(fireAt+50), claimed[0].LockedAt)
 	require.Empty(t, claim("w2", fireAt+50, fireAt+50-300, 0), "a leased attempt is not claimed again")
 
 	claimed = claim("w2", fireAt+150, fireAt+10, 0)
@@ -158,16 +158,16 @@ func testScheduleRunUpdate(t *testing.T, s storage.Store) {
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
 
-	_, err = store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w2", Now: fireAt + 1, Status: ptr(storage.ScheduleRunSuccess)})
+	_, err = store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w2", Now: fireAt + 1, Status: new(storage.ScheduleRunSuccess)})
 	require.ErrorIs(t, err, storage.ErrConflict, "another worker's lease")
 	got, err := store.GetScheduleRun(ctx, sched.ID, attempt.ID, "")
 	require.NoError(t, err)
 	require.Equal(t, storage.ScheduleRunRunning, got.Status, "a refused update writes nothing")
-	require.Equal(t, ptr(fireAt), got.LockedAt)
+	require.Equal(t, new(fireAt), got.LockedAt)
 
-	renewed, err := store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w1", Now: fireAt + 30, RunID: ptr("run-1"), SessionID: ptr("session-1")})
+	renewed, err := store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w1", Now: fireAt + 30, RunID: new("run-1"), SessionID: new("session-1")})
 	require.NoError(t, err)
-	require.Equal(t, ptr(fireAt+30), renewed.LockedAt, "an update renews the lease")
+	require.Equal(t, new(fireAt+30), renewed.LockedAt, "an update renews the lease")
 	require.Equal(t, "run-1", renewed.RunID)
 	require.Equal(t, storage.ScheduleRunRunning, renewed.Status)
 	requireSameMap(t, attempt.Input, renewed.Input, "input is left as it is")
@@ -177,21 +177,21 @@ func testScheduleRunUpdate(t *testing.T, s storage.Store) {
 	claimed, err = store.ClaimScheduleRuns(ctx, storage.ScheduleRunClaim{Worker: "w2", Now: fireAt + 400, StaleBefore: fireAt + 100})
 	require.NoError(t, err)
 	require.Equal(t, []string{attempt.ID}, scheduleRunIDs(claimed))
-	_, err = store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w1", Now: fireAt + 401, Status: ptr(storage.ScheduleRunFailed)})
+	_, err = store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w1", Now: fireAt + 401, Status: new(storage.ScheduleRunFailed)})
 	require.ErrorIs(t, err, storage.ErrConflict, "a lease lost to a takeover")
 
-	finished, err := store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w2", Now: fireAt + 402, Status: ptr(storage.ScheduleRunPaused),
-		StatusCode: ptr(int64(200)), Output: map[string]any{"content": "done", "content_type": "str"}, Requirements: json.RawMessage(`[{"id":"req-1"}]`),
-		CompletedAt: ptr(fireAt + 402), Error: ptr("")})
+	finished, err := store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w2", Now: fireAt + 402, Status: new(storage.ScheduleRunPaused),
+		StatusCode: new(int64(200)), Output: map[string]any{"content": "done", "content_type": "str"}, Requirements: json.RawMessage(`[{"id":"req-1"}]`),
+		CompletedAt: new(fireAt + 402), Error: new("")})
 	require.NoError(t, err)
 	require.Equal(t, storage.ScheduleRunPaused, finished.Status)
-	require.Equal(t, ptr(int64(200)), finished.StatusCode)
-	require.Equal(t, ptr(fireAt+402), finished.CompletedAt)
+	require.Equal(t, new(int64(200)), finished.StatusCode)
+	require.Equal(t, new(fireAt+402), finished.CompletedAt)
 	require.JSONEq(t, `[{"id":"req-1"}]`, string(finished.Requirements))
 	requireSameMap(t, map[string]any{"content": "done", "content_type": "str"}, finished.Output, "output")
 	require.Equal(t, "run-1", finished.RunID, "set fields only")
 
-	_, err = store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w2", Now: fireAt + 403, Status: ptr(storage.ScheduleRunFailed)})
+	_, err = store.UpdateScheduleRun(ctx, attempt.ID, storage.ScheduleRunUpdate{Worker: "w2", Now: fireAt + 403, Status: new(storage.ScheduleRunFailed)})
 	require.ErrorIs(t, err, storage.ErrConflict, "an attempt no longer running")
 	claimed, err = store.ClaimScheduleRuns(ctx, storage.ScheduleRunClaim{Worker: "w3", Now: fireAt + 9999, StaleBefore: fireAt + 9999})
 	require.NoError(t, err)

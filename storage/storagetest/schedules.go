@@ -44,9 +44,6 @@ const (
 	created int64 = 1_800_000_000
 )
 
-// ptr returns a pointer to v.
-func ptr[T any](v T) *T { return &v }
-
 // testSchedule is an enabled schedule of name owned by userID, due at
 // fireAt.
 func testSchedule(name, userID string) *storage.Schedule {
@@ -54,7 +51,7 @@ func testSchedule(name, userID string) *storage.Schedule {
 		Name: name, Description: "every morning", Method: "POST", Endpoint: "/agents/agent-1/runs",
 		Payload: map[string]any{"message": "good morning", "metadata": map[string]any{"k": "v"}}, CronExpr: "0 9 * * *",
 		Timezone: "Europe/Paris", TimeoutSeconds: 3600, MaxRetries: 2, RetryDelaySeconds: 60, Enabled: true,
-		NextRunAt: ptr(fireAt), UserID: userID,
+		NextRunAt: new(fireAt), UserID: userID,
 	}
 }
 
@@ -141,7 +138,7 @@ func testScheduleOwnerScoping(t *testing.T, s storage.Store) {
 	require.NoError(t, err)
 	require.Equal(t, mine, got)
 
-	_, err = store.UpdateSchedule(ctx, mine.ID, bob, storage.ScheduleUpdate{Description: ptr("bob was here")})
+	_, err = store.UpdateSchedule(ctx, mine.ID, bob, storage.ScheduleUpdate{Description: new("bob was here")})
 	require.ErrorIs(t, err, storage.ErrNotFound, "bob updates alice's schedule")
 	require.ErrorIs(t, store.DeleteSchedule(ctx, mine.ID, bob), storage.ErrNotFound, "bob deletes alice's schedule")
 	_, err = store.CreateScheduleRun(ctx, runningAttempt(mine.ID, fireAt), bob)
@@ -186,11 +183,11 @@ func testScheduleList(t *testing.T, s storage.Store) {
 	require.Equal(t, 5, total, "the total counts every match, not the page")
 	require.Equal(t, []string{"c", "b"}, scheduleNames(page))
 
-	enabled, total, err := store.ListSchedules(ctx, storage.ScheduleQuery{UserID: alice, Enabled: ptr(true)})
+	enabled, total, err := store.ListSchedules(ctx, storage.ScheduleQuery{UserID: alice, Enabled: new(true)})
 	require.NoError(t, err)
 	require.Equal(t, 4, total)
 	require.Equal(t, []string{"e", "d", "b", "a"}, scheduleNames(enabled))
-	disabled, _, err := store.ListSchedules(ctx, storage.ScheduleQuery{Enabled: ptr(false)})
+	disabled, _, err := store.ListSchedules(ctx, storage.ScheduleQuery{Enabled: new(false)})
 	require.NoError(t, err)
 	require.Equal(t, []string{"c"}, scheduleNames(disabled))
 
@@ -208,8 +205,8 @@ func testScheduleUpdate(t *testing.T, s storage.Store) {
 	stored := createSchedule(t, store, in)
 
 	updated, err := store.UpdateSchedule(ctx, stored.ID, alice, storage.ScheduleUpdate{
-		Name: ptr("evening"), Description: ptr(""), CronExpr: ptr("0 18 * * *"), Timezone: ptr("UTC"), MaxRetries: ptr(int64(0)),
-		Payload: map[string]any{"message": "good evening"}, SetPayload: true, Enabled: ptr(false), DisabledReason: ptr("endpoint_drift:x"),
+		Name: new("evening"), Description: new(""), CronExpr: new("0 18 * * *"), Timezone: new("UTC"), MaxRetries: new(int64(0)),
+		Payload: map[string]any{"message": "good evening"}, SetPayload: true, Enabled: new(false), DisabledReason: new("endpoint_drift:x"),
 		SetNextRunAt: true, NextRunAt: nil, UpdatedByRunID: "run-2", UpdatedBySessionID: "session-2",
 	})
 	require.NoError(t, err)
@@ -238,17 +235,17 @@ func testScheduleUpdate(t *testing.T, s storage.Store) {
 
 	// An empty update changes nothing but updated_at; an empty
 	// provenance run leaves the recorded one.
-	again, err := store.UpdateSchedule(ctx, stored.ID, "", storage.ScheduleUpdate{Enabled: ptr(true), DisabledReason: ptr(""), SetNextRunAt: true, NextRunAt: ptr(fireAt)})
+	again, err := store.UpdateSchedule(ctx, stored.ID, "", storage.ScheduleUpdate{Enabled: new(true), DisabledReason: new(""), SetNextRunAt: true, NextRunAt: new(fireAt)})
 	require.NoError(t, err)
 	require.True(t, again.Enabled)
 	require.Empty(t, again.DisabledReason, "an empty reason stores NULL")
-	require.Equal(t, ptr(fireAt), again.NextRunAt)
+	require.Equal(t, new(fireAt), again.NextRunAt)
 	require.Equal(t, "run-2", again.UpdatedByRunID)
 	requireSameMap(t, map[string]any{"message": "good evening"}, again.Payload, "payload")
 
-	_, err = store.UpdateSchedule(ctx, "missing", "", storage.ScheduleUpdate{Name: ptr("x")})
+	_, err = store.UpdateSchedule(ctx, "missing", "", storage.ScheduleUpdate{Name: new("x")})
 	require.ErrorIs(t, err, storage.ErrNotFound)
-	_, err = store.UpdateSchedule(ctx, stored.ID, "", storage.ScheduleUpdate{Name: ptr(" ")})
+	_, err = store.UpdateSchedule(ctx, stored.ID, "", storage.ScheduleUpdate{Name: new(" ")})
 	require.ErrorIs(t, err, storage.ErrInvalid, "a schedule keeps a name")
 }
 
@@ -266,12 +263,12 @@ func testScheduleNames(t *testing.T, s storage.Store) {
 	require.ErrorIs(t, err, storage.ErrConflict, "two unowned schedules share no name")
 
 	other := createSchedule(t, store, testSchedule("weekly", alice))
-	_, err = store.UpdateSchedule(ctx, other.ID, alice, storage.ScheduleUpdate{Name: ptr("daily")})
+	_, err = store.UpdateSchedule(ctx, other.ID, alice, storage.ScheduleUpdate{Name: new("daily")})
 	require.ErrorIs(t, err, storage.ErrConflict, "a rename onto a name in use")
 	got, err := store.GetSchedule(ctx, other.ID, "")
 	require.NoError(t, err)
 	require.Equal(t, "weekly", got.Name, "a refused rename changes nothing")
-	renamed, err := store.UpdateSchedule(ctx, other.ID, alice, storage.ScheduleUpdate{Name: ptr("nightly")})
+	renamed, err := store.UpdateSchedule(ctx, other.ID, alice, storage.ScheduleUpdate{Name: new("nightly")})
 	require.NoError(t, err)
 	require.Equal(t, "nightly", renamed.Name)
 
@@ -313,15 +310,15 @@ func testScheduleDue(t *testing.T, s storage.Store) {
 		in := testSchedule(name, alice)
 		switch name {
 		case "late":
-			in.NextRunAt = ptr(fireAt - 10)
+			in.NextRunAt = new(fireAt - 10)
 		case "early":
-			in.NextRunAt = ptr(fireAt - 20)
+			in.NextRunAt = new(fireAt - 20)
 		case "off":
-			in.NextRunAt, in.Enabled = ptr(fireAt-30), false
+			in.NextRunAt, in.Enabled = new(fireAt-30), false
 		case "never":
 			in.NextRunAt = nil
 		case "future":
-			in.NextRunAt = ptr(fireAt + 100)
+			in.NextRunAt = new(fireAt + 100)
 		}
 		in.CreatedAt = created + int64(i)
 		createSchedule(t, store, in)
@@ -340,7 +337,7 @@ func testScheduleDue(t *testing.T, s storage.Store) {
 
 	next, err = store.NextDue(ctx)
 	require.NoError(t, err)
-	require.Equal(t, ptr(fireAt-20), next, "a disabled schedule never fires")
+	require.Equal(t, new(fireAt-20), next, "a disabled schedule never fires")
 }
 
 func testScheduleFire(t *testing.T, s storage.Store) {
@@ -349,8 +346,8 @@ func testScheduleFire(t *testing.T, s storage.Store) {
 	sched := createSchedule(t, store, testSchedule("morning", alice))
 
 	attempt := runningAttempt("", fireAt)
-	attempt.LockedBy, attempt.LockedAt = "w1", ptr(fireAt)
-	first, err := store.FireSchedule(ctx, storage.ScheduleFire{ScheduleID: sched.ID, Due: fireAt, NextRunAt: ptr(fireAt + 86400), Run: attempt})
+	attempt.LockedBy, attempt.LockedAt = "w1", new(fireAt)
+	first, err := store.FireSchedule(ctx, storage.ScheduleFire{ScheduleID: sched.ID, Due: fireAt, NextRunAt: new(fireAt + 86400), Run: attempt})
 	require.NoError(t, err)
 	require.NotEmpty(t, first.ID)
 	require.Equal(t, sched.ID, first.ScheduleID)
@@ -359,10 +356,10 @@ func testScheduleFire(t *testing.T, s storage.Store) {
 	require.NotZero(t, first.CreatedAt)
 	got, err := store.GetSchedule(ctx, sched.ID, "")
 	require.NoError(t, err)
-	require.Equal(t, ptr(fireAt+86400), got.NextRunAt, "the schedule moved on")
+	require.Equal(t, new(fireAt+86400), got.NextRunAt, "the schedule moved on")
 	require.True(t, got.Enabled)
 
-	_, err = store.FireSchedule(ctx, storage.ScheduleFire{ScheduleID: sched.ID, Due: fireAt, NextRunAt: ptr(fireAt + 86400), Run: runningAttempt("", fireAt)})
+	_, err = store.FireSchedule(ctx, storage.ScheduleFire{ScheduleID: sched.ID, Due: fireAt, NextRunAt: new(fireAt + 86400), Run: runningAttempt("", fireAt)})
 	require.ErrorIs(t, err, storage.ErrConflict, "the same fire twice")
 	_, total, err := store.ListScheduleRuns(ctx, sched.ID, "", storage.Page{})
 	require.NoError(t, err)
@@ -379,7 +376,7 @@ func testScheduleFire(t *testing.T, s storage.Store) {
 	require.Nil(t, got.NextRunAt)
 
 	// A disabled schedule does not fire, even at its stored due time.
-	_, err = store.UpdateSchedule(ctx, sched.ID, "", storage.ScheduleUpdate{SetNextRunAt: true, NextRunAt: ptr(fireAt + 5)})
+	_, err = store.UpdateSchedule(ctx, sched.ID, "", storage.ScheduleUpdate{SetNextRunAt: true, NextRunAt: new(fireAt + 5)})
 	require.NoError(t, err)
 	_, err = store.FireSchedule(ctx, storage.ScheduleFire{ScheduleID: sched.ID, Due: fireAt + 5, Run: runningAttempt("", fireAt)})
 	require.ErrorIs(t, err, storage.ErrConflict, "a disabled schedule")
@@ -399,7 +396,7 @@ func fireRace(t *testing.T, stores []storage.Store) {
 	sched := createSchedule(t, first, testSchedule("raced", alice))
 	wins := make([]bool, concurrentWriters)
 	runConcurrently(t, concurrentWriters, func(i int) error {
-		_, err := replicas[i%len(replicas)].FireSchedule(t.Context(), storage.ScheduleFire{ScheduleID: sched.ID, Due: fireAt, NextRunAt: ptr(fireAt + 60),
+		_, err := replicas[i%len(replicas)].FireSchedule(t.Context(), storage.ScheduleFire{ScheduleID: sched.ID, Due: fireAt, NextRunAt: new(fireAt + 60),
 			Run: runningAttempt("", fireAt)})
 		if err == nil {
 			wins[i] = true

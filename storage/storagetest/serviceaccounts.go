@@ -33,7 +33,7 @@ func serviceAccountStore(t *testing.T, store storage.Store) storage.ServiceAccou
 func testServiceAccount(name, userID string, token int) *storage.ServiceAccount {
 	return &storage.ServiceAccount{
 		Name: name, UserID: userID, TokenHash: fmt.Sprintf("%064x", token), TokenPrefix: fmt.Sprintf("agno_pat_%07d", token),
-		Scopes: []string{"agents:run", "sessions:read"}, ExpiresAt: ptr(fireAt), CreatedBy: userID,
+		Scopes: []string{"agents:run", "sessions:read"}, ExpiresAt: new(fireAt), CreatedBy: userID,
 	}
 }
 
@@ -114,7 +114,7 @@ func testServiceAccountRevoke(t *testing.T, s storage.Store) {
 	require.NoError(t, store.RevokeServiceAccount(ctx, sa.ID, "", fireAt+100), "revoking again is no error")
 	got, err = store.ServiceAccountByTokenHash(ctx, sa.TokenHash)
 	require.NoError(t, err, "a revoked account is still found by its token, to refuse it")
-	require.Equal(t, ptr(fireAt), got.RevokedAt, "the first revocation's time stays")
+	require.Equal(t, new(fireAt), got.RevokedAt, "the first revocation's time stays")
 	require.ErrorIs(t, store.RevokeServiceAccount(ctx, "missing", "", fireAt), storage.ErrNotFound)
 }
 
@@ -128,12 +128,12 @@ func testServiceAccountList(t *testing.T, s storage.Store) {
 		case "alpha":
 			sa.ExpiresAt = nil
 		case "charlie":
-			sa.ExpiresAt = ptr(fireAt - 10)
+			sa.ExpiresAt = new(fireAt - 10)
 		}
 		createServiceAccount(t, store, sa)
 	}
 	revoked := testServiceAccount("echo", alice, 10)
-	revoked.CreatedAt, revoked.RevokedAt = created+10, ptr(fireAt)
+	revoked.CreatedAt, revoked.RevokedAt = created+10, new(fireAt)
 	createServiceAccount(t, store, revoked)
 	createServiceAccount(t, store, testServiceAccount("foxtrot", bob, 11))
 
@@ -179,6 +179,6 @@ func testServiceAccountTouch(t *testing.T, s storage.Store) {
 	require.NoError(t, store.TouchServiceAccount(ctx, sa.ID, fireAt))
 	got, err := store.ServiceAccountByTokenHash(ctx, sa.TokenHash)
 	require.NoError(t, err)
-	require.Equal(t, ptr(fireAt), got.LastUsedAt)
+	require.Equal(t, new(fireAt), got.LastUsedAt)
 	require.ErrorIs(t, store.TouchServiceAccount(ctx, "missing", fireAt), storage.ErrNotFound)
 }

@@ -215,7 +215,7 @@ func (t *tools) create(ctx context.Context, a createArgs) (map[string]any, error
 	}
 	if existing != nil {
 		u := storage.ScheduleUpdate{CronExpr: &a.Cron, Timezone: &tz, Endpoint: &endpoint, Method: &method, Payload: payload, SetPayload: true,
-			Enabled: ptr(true), NextRunAt: &next, SetNextRunAt: true, DisabledReason: ptr(""), UpdatedByRunID: c.runID, UpdatedBySessionID: c.sessionID}
+			Enabled: new(true), NextRunAt: &next, SetNextRunAt: true, DisabledReason: new(""), UpdatedByRunID: c.runID, UpdatedBySessionID: c.sessionID}
 		if a.Description != "" {
 			u.Description = &a.Description
 		}
@@ -264,7 +264,7 @@ func (t *tools) list(ctx context.Context, a listArgs) ([]map[string]any, error) 
 	}
 	q := storage.ScheduleQuery{UserID: c.user, Page: storage.Page{Limit: 100, Page: 1}}
 	if a.EnabledOnly {
-		q.Enabled = ptr(true)
+		q.Enabled = new(true)
 	}
 	list, _, err := c.store.ListSchedules(ctx, q)
 	if err != nil {
@@ -321,8 +321,8 @@ func (t *tools) enable(ctx context.Context, a idArgs) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	updated, err := c.store.UpdateSchedule(ctx, s.ID, c.user, storage.ScheduleUpdate{Enabled: ptr(true), NextRunAt: &next, SetNextRunAt: true,
-		DisabledReason: ptr(""), UpdatedByRunID: c.runID, UpdatedBySessionID: c.sessionID})
+	updated, err := c.store.UpdateSchedule(ctx, s.ID, c.user, storage.ScheduleUpdate{Enabled: new(true), NextRunAt: &next, SetNextRunAt: true,
+		DisabledReason: new(""), UpdatedByRunID: c.runID, UpdatedBySessionID: c.sessionID})
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +334,7 @@ func (t *tools) disable(ctx context.Context, a idArgs) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	updated, err := c.store.UpdateSchedule(ctx, s.ID, c.user, storage.ScheduleUpdate{Enabled: ptr(false), UpdatedByRunID: c.runID, UpdatedBySessionID: c.sessionID})
+	updated, err := c.store.UpdateSchedule(ctx, s.ID, c.user, storage.ScheduleUpdate{Enabled: new(false), UpdatedByRunID: c.runID, UpdatedBySessionID: c.sessionID})
 	if err != nil {
 		return nil, err
 	}
@@ -378,5 +378,3 @@ func (t *tools) runs(ctx context.Context, a runsArgs) ([]map[string]any, error) 
 	}
 	return out, nil
 }
-
-func ptr[T any](v T) *T { return &v }
