@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,8 +41,9 @@ func New(cfg Config) (*Agent, error) {
 	if err := tool.CheckNames(cfg.Tools); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.ID, err)
 	}
+	cacheSize := cmp.Or(cfg.SessionCacheSize, runhost.DefaultSessionCacheSize)
 	a := &Agent{cfg: cfg, host: runhost.New(runhost.Config{Store: cfg.Store, Now: cfg.Now, Sleep: cfg.Sleep, Logger: cfg.Logger,
-		ApprovalExpiry: cfg.ApprovalExpiry})}
+		ApprovalExpiry: cfg.ApprovalExpiry, SessionCacheSize: cacheSize})}
 	if cfg.OutputSchema != nil && cfg.OutputSchema.resolved == nil {
 		checked, err := JSONSchema(cfg.OutputSchema.Name, cfg.OutputSchema.Schema)
 		if err != nil {
@@ -155,7 +157,7 @@ func (a *Agent) opener(in *run.Input) runhost.Opener {
 func (a *Agent) spec(st *runState, persist bool, first run.Event) *runhost.Spec {
 	st.a = a
 	return &runhost.Spec{
-		Output: st.out, Session: st.session, First: first, Turn: st, Persist: persist,
+		Output: st.out, Session: st.session, First: first, Turn: st, Persist: persist, Row: st.row,
 		Retry:       runhost.Retry{Retries: a.cfg.Retries, Delay: a.cfg.DelayBetweenRetries, Exponential: a.cfg.ExponentialBackoff, Retryable: retryable},
 		StoreEvents: a.cfg.StoreEvents,
 	}

@@ -137,6 +137,16 @@ type Config struct {
 	// Defaults to 0: approvals never expire.
 	ApprovalExpiry time.Duration
 
+	// SessionCacheSize is how many sessions the agent keeps in memory with
+	// the runs that make their history, when Store is set: a turn that
+	// continues a session the agent ran here last reads one version
+	// counter instead of the session and its history, and a write by any
+	// other process (another replica, a deleted run) is seen by that
+	// counter. Defaults to runhost.DefaultSessionCacheSize (1024);
+	// negative keeps none. Turn it off when a program that does not keep
+	// agnogo's counter (Agno itself) writes the same sessions.
+	SessionCacheSize int
+
 	// Kind is what the agent's runs are: run.KindAgent, the default, or
 	// run.KindTeam for the leader of a team (package team builds it): its
 	// runs, sessions and events are then the team's — team_id and

@@ -217,7 +217,7 @@ func (a *Agent) withHistory(ctx context.Context, out *run.Output) ([]*run.Messag
 	if !a.cfg.AddHistoryToContext || a.cfg.Store == nil {
 		return messages, nil
 	}
-	history, err := a.history(ctx, out)
+	history, err := a.history(ctx, nil, out)
 	if err != nil {
 		return nil, err
 	}

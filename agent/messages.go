@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 )
 
@@ -28,7 +29,7 @@ func (a *Agent) buildMessages(ctx context.Context, st *runState, in *run.Input) 
 	}
 	// A session not stored yet has no history to read.
 	if a.cfg.AddHistoryToContext && a.cfg.Store != nil && st.session.CreatedAt != 0 {
-		history, err := a.history(ctx, st.out)
+		history, err := a.history(ctx, st.r, st.out)
 		if err != nil {
 			return err
 		}
@@ -56,10 +57,17 @@ func (a *Agent) systemMessage(schema *OutputSchema) string {
 // branch of the session), flagged from_history. System messages and the
 // earlier runs' own history are left out; the run itself never is part of
 // it, even when an earlier attempt stored it (the history ends before it).
-func (a *Agent) history(ctx context.Context, out *run.Output) ([]*run.Message, error) {
-	runs, err := a.cfg.Store.HistoryRuns(ctx, storage.HistoryQuery{
+func (a *Agent) history(ctx context.Context, r *runhost.Run, out *run.Output) ([]*run.Message, error) {
+	q := storage.HistoryQuery{
 		SessionID: out.SessionID, UserID: out.UserID, RunID: out.RunID, ForkedFromRunID: out.ForkedFromRunID, N: a.cfg.NumHistoryRuns,
-	})
+	}
+	var runs []*run.Output
+	var err error
+	if r != nil {
+		runs, err = r.History(ctx, q) // a new run: the host may hold it
+	} else {
+		runs, err = a.cfg.Store.HistoryRuns(ctx, q)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load history of session %s: %w", out.SessionID, err)
 	}

@@ -44,6 +44,8 @@ type runState struct {
 	answered bool
 	// baseMessages and baseTools are where a retried attempt starts again.
 	baseMessages, baseTools int
+	// row is what opening the session told of the run's row.
+	row runhost.Row
 }
 
 // Prepare implements [runhost.Preparer]: a new run builds the messages the
@@ -82,7 +84,7 @@ func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runStat
 	if runID == "" {
 		runID = a.cfg.NewID()
 	}
-	session, err := a.loadSession(ctx, sessionID, in.UserID)
+	session, row, err := a.host.OpenSession(ctx, storage.NewSession(a.cfg.Kind, a.cfg.ID, sessionID, in.UserID), runID)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +104,7 @@ func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runStat
 	out.SetRunner(a.cfg.Kind, a.cfg.ID, a.cfg.Name)
 	out.Metrics.StartTimer(now)
 	out.SessionState = a.mergeSessionState(session, in.SessionState)
-	return &runState{p: p, out: out, session: session, schema: schema}, nil
+	return &runState{p: p, out: out, session: session, schema: schema, row: row}, nil
 }
 
 // outputSchema is the structured answer a run asks for: the input's own
@@ -128,9 +130,6 @@ func (a *Agent) mergeSessionState(session *storage.Session, updates map[string]a
 // loadSession reads the session, or starts a new one. A session that exists
 // for another user is refused (reported as not found).
 func (a *Agent) loadSession(ctx context.Context, sessionID, userID string) (*storage.Session, error) {
-	fresh := storage.NewSession(a.cfg.Kind, a.cfg.ID, sessionID, userID)
-	if a.cfg.Store == nil {
-		return fresh, nil
-	}
-	return storage.OpenSession(ctx, a.cfg.Store, fresh)
+	session, _, err := a.host.OpenSession(ctx, storage.NewSession(a.cfg.Kind, a.cfg.ID, sessionID, userID), "")
+	return session, err
 }

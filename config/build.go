@@ -404,6 +404,7 @@ func (f *File) agentConfig(a *Agent, m, memoryModel model.Model, store dburl.Sto
 		SessionState:         a.SessionState,
 		AddHistoryToContext:  a.AddHistoryToContext,
 		NumHistoryRuns:       a.NumHistoryRuns,
+		SessionCacheSize:     a.SessionCacheSize,
 		OutputSchema:         a.OutputSchema,
 		Retries:              a.Retries,
 		DelayBetweenRetries:  a.DelayBetweenRetries,

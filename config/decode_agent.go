@@ -18,7 +18,7 @@ var (
 	// agentKeys are the keys of every agent type; agentTypeKeys those of one.
 	agentKeys     = []string{"id", "name", "type", "model", "instructions"}
 	agentTypeKeys = map[string][]string{
-		TypeNative: {"tools", "workspace", "session_state", "add_history_to_context", "num_history_runs", "retries", "delay_between_retries",
+		TypeNative: {"tools", "workspace", "session_state", "add_history_to_context", "num_history_runs", "session_cache_size", "retries", "delay_between_retries",
 			"exponential_backoff", "tool_call_limit", "store_events", "output_schema", "offload_tool_results", "offload_threshold",
 			"max_model_media_bytes", "update_memory_on_run", "enable_user_memories", "add_memories_to_context", "enable_agentic_memory",
 			"memory_model", "mcp_servers", "code_mode", "approvals"},
@@ -167,6 +167,11 @@ func (d *decoder) decodeAgent(node *yaml.Node, index int) *Agent {
 			a.AddHistoryToContext = d.boolean(f.value, keyWhat)
 		case "num_history_runs":
 			a.NumHistoryRuns = d.integer(f.value, keyWhat, 1)
+		case "session_cache_size":
+			// 0 keeps none; agent.Config reads 0 as its default.
+			if a.SessionCacheSize = d.integer(f.value, keyWhat, 0); a.SessionCacheSize == 0 {
+				a.SessionCacheSize = -1
+			}
 		case "retries":
 			a.Retries = d.integer(f.value, keyWhat, 0)
 		case "delay_between_retries":

@@ -378,6 +378,10 @@ type Agent struct {
 	// NumHistoryRuns is how many earlier runs make the history. Defaults
 	// to 3.
 	NumHistoryRuns int
+	// SessionCacheSize is how many sessions a native agent keeps in memory
+	// with their history (agent.Config.SessionCacheSize). Zero (absent)
+	// takes the agent's default, 1024; negative keeps none (written 0).
+	SessionCacheSize int
 	// Retries is how many more attempts a run gets after a retryable
 	// failure (of the model, or of an external agent's turn). Defaults to 0.
 	Retries int

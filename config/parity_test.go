@@ -34,6 +34,7 @@ var agentConfigKeys = map[string][]string{
 	"SessionState":         {"agent:session_state"},
 	"AddHistoryToContext":  {"agent:add_history_to_context"},
 	"NumHistoryRuns":       {"agent:num_history_runs"},
+	"SessionCacheSize":     {"agent:session_cache_size"},
 	"OutputSchema":         {"agent:output_schema"},
 	"Retries":              {"agent:retries"},
 	"DelayBetweenRetries":  {"agent:delay_between_retries"},
@@ -150,6 +151,7 @@ agents:
     session_state: {cart: []}
     add_history_to_context: true
     num_history_runs: 7
+    session_cache_size: 64
     output_schema: {type: object, properties: {answer: {type: string}}}
     retries: 2
     delay_between_retries: 0.5

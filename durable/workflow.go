@@ -510,7 +510,7 @@ func (j job) input() *run.Input {
 	in := j.Input
 	in.RunID, in.SessionID, in.UserID = j.RunID, j.SessionID, j.UserID
 	in.Metadata, in.SessionState = j.Metadata, j.SessionState
-	in.PersistOnStart = true
+	in.PersistOnStart, in.Accepted = true, true
 	return &in
 }
 

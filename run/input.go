@@ -37,6 +37,10 @@ type Input struct {
 	// called, so the run is listed while in flight and a crash leaves
 	// evidence. AgentOS sets it; by default a run is saved when it ends.
 	PersistOnStart bool `json:"-"`
+	// Accepted is set when the run's PENDING row was written as it was
+	// accepted, before it started (a background run): the run keeps that
+	// row's created_at. runhost.RecordPending sets it.
+	Accepted bool `json:"-"`
 	// SessionState is merged into the session's state (key by key) before
 	// the run; the merged state is saved with the session.
 	SessionState map[string]any `json:"-"`

@@ -73,6 +73,12 @@ type Config struct {
 	// run stays pending before it expires (see [ApprovalCalls]). Defaults
 	// to 0: approvals never expire.
 	ApprovalExpiry time.Duration
+	// SessionCacheSize is how many sessions the host keeps in memory with
+	// the runs that make their history, so a conversation's next turn
+	// reads neither back (see [Host.OpenSession] and [Run.History]).
+	// Zero or negative keeps none; [DefaultSessionCacheSize] is the size
+	// the native agent uses by default.
+	SessionCacheSize int
 }
 
 // DefaultTouchInterval is how often a running run's row is marked alive by
@@ -86,6 +92,8 @@ const DefaultSaveRetry = 2 * time.Minute
 // clock. It is safe for concurrent use.
 type Host struct {
 	cfg Config
+	// sessions is the session cache; nil keeps none.
+	sessions *sessionCache
 }
 
 // New returns a host.
@@ -105,7 +113,7 @@ func New(cfg Config) *Host {
 	if cfg.TouchInterval == 0 {
 		cfg.TouchInterval = DefaultTouchInterval
 	}
-	return &Host{cfg: cfg}
+	return &Host{cfg: cfg, sessions: newSessionCache(cfg.SessionCacheSize)}
 }
 
 // Store is the host's store; nil when runs are not persisted.
@@ -170,6 +178,10 @@ type Spec struct {
 	// per session; the host settles it with other replicas once the
 	// run's row is written.
 	Claim *Claim
+	// Row is what the opener knows of the run's row: a new run known not
+	// to be stored spares the host a read of it. Defaults to
+	// [RowUnknown].
+	Row Row
 	// Parked marks a run executed again while it waits for a person (a
 	// queue replaying it after a restart): the host sends its terminal
 	// event again and does no work.
@@ -298,7 +310,9 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 	ctx, span := observe.StartRun(ctx, spec.Output)
 	r := newRun(h, spec, yield, cancel)
 	ctx = withRun(ctx, r)
-	h.keepAcceptance(ctx, r)
+	h.keepAcceptance(ctx, exec, r)
+	_, started := spec.First.(*run.RunStarted)
+	r.fresh = started && !r.stored && r.out.ForkedFromRunID == ""
 	if p, ok := spec.Turn.(Preparer); ok {
 		err = p.Prepare(ctx, r)
 	}

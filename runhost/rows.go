@@ -40,6 +40,7 @@ func RecordPending(ctx context.Context, store storage.Store, runner run.Runner, 
 	if err := store.RecordPendingRun(ctx, session, rec); err != nil {
 		return fmt.Errorf("record run %s: %w", in.RunID, err)
 	}
+	in.Accepted = true
 	return nil
 }
 
@@ -95,17 +96,21 @@ func StartedAt(out *run.Output) int64 {
 }
 
 // keepAcceptance gives a new run whose row was written before it started —
-// a background run, accepted PENDING, or a queued run executed again — the
-// created_at of that row, the time it was accepted, and records when this
-// execution started as metadata.started_at; a paused run replayed to its
-// pause keeps the start it has. A run without a row (one that starts as it
-// is requested) is left as it is, and so is one whose row cannot be read:
-// its saves report the store's failure.
-func (h *Host) keepAcceptance(ctx context.Context, r *Run) {
+// a background run, accepted PENDING ([run.Input.Accepted]), or a queued
+// run executed again — the created_at of that row, the time it was
+// accepted, and records when this execution started as
+// metadata.started_at; a paused run replayed to its pause keeps the start
+// it has. A run without a row (one that starts as it is requested) is left
+// as it is, and so is one whose row cannot be read: its saves report the
+// store's failure.
+func (h *Host) keepAcceptance(ctx context.Context, exec run.Execution, r *Run) {
 	if _, fresh := r.spec.First.(*run.RunStarted); !fresh || h.cfg.Store == nil {
 		return
 	}
 	out := r.out
+	if !exec.Queued && (out.Input == nil || !out.Input.Accepted) && r.spec.Row == RowAbsent {
+		return
+	}
 	rec, err := h.cfg.Store.GetRun(ctx, out.RunID, out.UserID)
 	if err != nil {
 		if !errors.Is(err, storage.ErrNotFound) {
@@ -113,6 +118,7 @@ func (h *Host) keepAcceptance(ctx context.Context, r *Run) {
 		}
 		return
 	}
+	r.stored = true
 	// The row's own created_at: an update never changes it, while the run
 	// it holds may be one an earlier execution saved with its start.
 	accepted := cmp.Or(rec.CreatedAt, rec.Run.CreatedAt)

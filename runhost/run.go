@@ -29,6 +29,11 @@ type Run struct {
 	// counted is set once the completed run's metrics were added to the
 	// session.
 	counted bool
+	// stored is set when the run's row was written before it started (a
+	// background run, or a run executed again); fresh when the run's first
+	// save inserts it, after every run stored before (a new run not stored
+	// before, not a fork); saved once a save succeeded.
+	stored, fresh, saved bool
 
 	// emu orders the events and guards the consumer's state.
 	emu    sync.Mutex
@@ -214,12 +219,15 @@ func (r *Run) save(ctx context.Context) error {
 		r.counted = true
 	}
 	spanCtx, span := observe.StartStep(ctx, "storage.save_run", observe.KindUnknown, attribute.String("db.operation.name", "save_run"))
-	stored, _, err := store.SaveRun(spanCtx, session, storage.RunRecord{SessionID: session.SessionID, UserID: r.out.UserID, Run: r.out})
+	stored, rec, err := store.SaveRun(spanCtx, session, storage.RunRecord{SessionID: session.SessionID, UserID: r.out.UserID, Run: r.out})
 	span.End(err)
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.out.RunID, err)
 	}
-	r.session = stored
+	if rec.RunIndex != nil {
+		r.host.sessions.saved(r, session, stored, *rec.RunIndex)
+	}
+	r.session, r.saved = stored, true
 	return nil
 }
 

@@ -52,8 +52,40 @@ type Session struct {
 	// the store's clock on first insert; UpdatedAt is set on every write.
 	CreatedAt int64 `json:"created_at"`
 	UpdatedAt int64 `json:"updated_at"`
+	// UpdateCount counts the writes of the session row and of its runs
+	// since it was created; see [SessionVersion]. Reads fill it; writes
+	// ignore it.
+	UpdateCount int64 `json:"-"`
 	// Runs holds the session's runs in run_index order when the read asked for them.
 	Runs []*run.Output `json:"runs,omitempty"`
+}
+
+// Version is the session's version as read or written: see [SessionVersion].
+func (s *Session) Version() SessionVersion {
+	return SessionVersion{UpdateCount: s.UpdateCount, UpdatedAt: s.UpdatedAt}
+}
+
+// SessionVersion tells whether a session or its runs changed since it was
+// read: every write of the session row, and every write or deletion of one
+// of its runs, adds one to its update count in the same transaction (a run
+// row's liveness touch, [RunToucher], does not). updated_at also changes
+// with a write made by a program that does not count its writes, such as
+// Agno, though only to the second.
+type SessionVersion struct {
+	UpdateCount int64
+	UpdatedAt   int64
+}
+
+// SessionVersioner reads a session's version without reading the session.
+// It is an optional ability of a [Store], discovered by type assertion;
+// both SQL adapters implement it. The run host uses it to tell whether
+// what it keeps of a session in memory is still what the database holds.
+type SessionVersioner interface {
+	// SessionVersion returns the version of a session, and whether runID
+	// (when non-empty) is a stored run of it, in one read; a session that
+	// does not exist, or is not userID's when userID is non-empty, is
+	// [ErrNotFound].
+	SessionVersion(ctx context.Context, sessionID, userID, runID string) (v SessionVersion, runStored bool, err error)
 }
 
 // Name returns the session's display name from session_data, or "".

@@ -46,7 +46,9 @@ type RunStore interface {
 	// SaveRun upserts a session and one of its runs in a single
 	// transaction: what an agent does when a turn ends, with one durable
 	// commit instead of two. The run's user scope follows [RunStore.UpsertRun];
-	// the session's follows [SessionStore.UpsertSession].
+	// the session's follows [SessionStore.UpsertSession]. The session it
+	// returns is s — its documents shared, not copied — with the columns
+	// the database sets (user_id, created_at, updated_at, update_count).
 	SaveRun(ctx context.Context, s *Session, rec RunRecord) (*Session, RunRecord, error)
 	// RecordPendingRun writes the PENDING row of an accepted run in one
 	// transaction: the session is created from s when no session has its id

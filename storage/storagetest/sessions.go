@@ -14,6 +14,7 @@ import (
 func sessionTests() []conformanceTest {
 	return []conformanceTest{
 		{"UpsertGetRoundTrip", testSessionRoundTrip},
+		{"VersionCountsEveryChange", testSessionVersion},
 		{"TimestampsSetWhenZero", testSessionTimestamps},
 		{"UpsertReplaces", testSessionUpsertReplaces},
 		{"EmptyIDInvalid", testSessionEmptyID},

@@ -88,12 +88,12 @@ func (s *Store) copySessionRow(ctx context.Context, tx Conn, f storage.SessionFo
 	}
 	where, whereArgs := userScope("user_id", f.UserID, "session_id = ?", f.SessionID)
 	args = append(append(args, now, now), whereArgs...)
-	query := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s)
+	query := fmt.Sprintf(`INSERT INTO %[1]s (%[6]s)
 SELECT CAST(? AS TEXT), session_type, agent_id, team_id, workflow_id, user_id, %[3]s,
 	agent_data, team_data, workflow_data, metadata, summary, CAST(? AS BIGINT), CAST(? AS BIGINT)
 FROM %[1]s WHERE %[4]s%[5]s
 ON CONFLICT (session_id) DO NOTHING
-RETURNING %[2]s`, s.tables.sessions, sessionColumns, sessionData, where, s.dialect.forShare())
+RETURNING %[2]s`, s.tables.sessions, sessionColumns, sessionData, where, s.dialect.forShare(), sessionInsertColumns)
 	fork, err := scanSession(tx.QueryRow(ctx, query, args...))
 	if !errors.Is(err, ErrNoRows) {
 		return fork, err

@@ -15,7 +15,10 @@ import (
 // Tables implements [migrate.Driver]: the managed tables in migration order.
 func (s *Store) Tables() []migrate.Table {
 	return []migrate.Table{
-		{Name: SessionsTable, Version: "3.0.0"},
+		// A sessions table Agno created lacks agnogo's update_count.
+		{Name: SessionsTable, Version: "3.0.0", Steps: []migrate.Step{
+			{Version: "3.0.0", Description: "add update_count column when missing"},
+		}},
 		// Created by 3.0.0, which imports the runs Agno 2.x kept in the
 		// sessions' runs column; the import also runs for a runs table that
 		// exists without a stamp.
@@ -126,6 +129,8 @@ func (s *Store) currentVersion(table string) string {
 // applyStep runs one upgrade step of one table.
 func (s *Store) applyStep(ctx context.Context, tx Conn, table, version string, outcome *migrate.Outcome) error {
 	switch {
+	case table == SessionsTable && version == "3.0.0":
+		return s.addColumnIfMissing(ctx, tx, SessionsTable, s.tables.sessions, "update_count", "BIGINT NOT NULL DEFAULT 0")
 	case table == RunsTable && version == "3.0.0":
 		imported, err := s.importLegacyRuns(ctx, tx)
 		outcome.ImportedRuns += imported

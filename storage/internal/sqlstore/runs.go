@@ -42,7 +42,7 @@ func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.R
 // SaveRun implements [storage.RunStore]: the session and the run in one
 // transaction.
 func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec storage.RunRecord) (*storage.Session, storage.RunRecord, error) {
-	writeSession, err := s.sessionWrite(session)
+	writeSession, err := s.sessionSave(session)
 	if err != nil {
 		return nil, rec, err
 	}
@@ -134,8 +134,9 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 			owner = *knownOwner
 		} else {
 			// Lock the session row (Postgres) so concurrent inserts into
-			// one session take distinct run_index values.
-			err := tx.QueryRow(ctx, fmt.Sprintf("SELECT user_id FROM %s WHERE session_id = ?%s", s.tables.sessions, s.dialect.forUpdate()), rec.SessionID).Scan(nullString{&owner})
+			// one session take distinct run_index values, and count the
+			// change to the session's runs (see [storage.SessionVersion]).
+			err := tx.QueryRow(ctx, s.stmts.sessionBump, rec.SessionID).Scan(nullString{&owner})
 			if errors.Is(err, ErrNoRows) {
 				return rec, notFound("session", rec.SessionID)
 			}
@@ -315,9 +316,18 @@ func (s *Store) DeleteRun(ctx context.Context, runID, userID string) error {
 	where, args := userScope("user_id", userID, "run_id = ?", runID)
 	var deleted int64
 	err := s.db.InTx(ctx, func(tx Conn) error {
-		var err error
-		deleted, err = tx.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE %s", s.tables.runs, where), args...)
-		return err
+		var sessionID string
+		err := tx.QueryRow(ctx, fmt.Sprintf("DELETE FROM %s WHERE %s RETURNING session_id", s.tables.runs, where), args...).Scan(&sessionID)
+		if errors.Is(err, ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		deleted = 1
+		// The session's runs changed: count it (see [storage.SessionVersion]).
+		var owner string
+		return tx.QueryRow(ctx, s.stmts.sessionBump, sessionID).Scan(nullString{&owner})
 	})
 	if err != nil {
 		return fmt.Errorf("delete run %s: %w", runID, err)

@@ -87,7 +87,8 @@ func (s *Store) ddl(table string) []string {
 	metadata %[2]s,
 	summary %[2]s,
 	created_at BIGINT NOT NULL,
-	updated_at BIGINT
+	updated_at BIGINT,
+	update_count BIGINT NOT NULL DEFAULT 0
 )`, t.sessions, j),
 			idx("idx_agno_sessions_session_type", t.sessions, "session_type"),
 			idx("idx_agno_sessions_created_at", t.sessions, "created_at"),

@@ -11,7 +11,13 @@ import (
 	"github.com/agnogo/agnogo/storage"
 )
 
-const sessionColumns = "session_id, session_type, agent_id, team_id, workflow_id, user_id, session_data, agent_data, team_data, workflow_data, metadata, summary, created_at, updated_at"
+// sessionInsertColumns are the columns a session write sets, in the order
+// of [Store.sessionArgs]; sessionColumns are those a read returns, which
+// adds the row's update count (see [storage.SessionVersion]).
+const (
+	sessionInsertColumns = "session_id, session_type, agent_id, team_id, workflow_id, user_id, session_data, agent_data, team_data, workflow_data, metadata, summary, created_at, updated_at"
+	sessionColumns       = sessionInsertColumns + ", update_count"
+)
 
 // UpsertSession implements [storage.SessionStore].
 func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storage.Session, error) {
@@ -28,8 +34,32 @@ func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storag
 }
 
 // sessionWrite validates and encodes a session and returns the statement
-// that writes it inside a transaction.
+// that writes it inside a transaction, which returns the stored row.
 func (s *Store) sessionWrite(in *storage.Session) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
+	return s.sessionWriteReturning(in, sessionColumns, scanSession)
+}
+
+// sessionSave is [Store.sessionWrite] for a write whose caller keeps what
+// it wrote ([Store.SaveRun]): the stored row is in's documents with the
+// columns the database sets, so the documents are not decoded again.
+func (s *Store) sessionSave(in *storage.Session) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
+	return s.sessionWriteReturning(in, "user_id, created_at, updated_at, update_count", func(row Row) (*storage.Session, error) {
+		stored := *in
+		stored.Runs = nil
+		var userID string
+		if err := row.Scan(nullString{&userID}, &stored.CreatedAt, nullInt64{&stored.UpdatedAt}, nullInt64{&stored.UpdateCount}); err != nil {
+			return nil, err
+		}
+		stored.UserID = userID
+		if stored.SessionType == "" {
+			stored.SessionType = storage.SessionTypeAgent
+		}
+		return &stored, nil
+	})
+}
+
+// sessionWriteReturning is the session upsert returning columns, read by scan.
+func (s *Store) sessionWriteReturning(in *storage.Session, columns string, scan func(Row) (*storage.Session, error)) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
 	args, err := s.sessionArgs(in, "upsert")
 	if err != nil {
 		return nil, err
@@ -37,17 +67,17 @@ func (s *Store) sessionWrite(in *storage.Session) (func(ctx context.Context, tx 
 	// The conflict branch only fires for the same user (or an unscoped
 	// write, which keeps the stored owner); RETURNING then yields no row and
 	// the caller learns nothing about the other user's session.
-	query := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	query := fmt.Sprintf(`INSERT INTO %[1]s (%[4]s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (session_id) DO UPDATE SET
 	session_type = excluded.session_type, agent_id = excluded.agent_id, team_id = excluded.team_id,
 	workflow_id = excluded.workflow_id, user_id = COALESCE(excluded.user_id, %[1]s.user_id),
 	session_data = excluded.session_data, agent_data = excluded.agent_data, team_data = excluded.team_data,
 	workflow_data = excluded.workflow_data, metadata = excluded.metadata, summary = excluded.summary,
-	updated_at = excluded.updated_at%[3]s
+	updated_at = excluded.updated_at, update_count = %[1]s.update_count + 1%[3]s
 WHERE excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id
-RETURNING %[2]s`, s.tables.sessions, sessionColumns, s.clearLegacyRuns())
+RETURNING %[2]s`, s.tables.sessions, columns, s.clearLegacyRuns(), sessionInsertColumns)
 	return func(ctx context.Context, tx Conn) (*storage.Session, error) {
-		return scanSession(tx.QueryRow(ctx, query, args...))
+		return scan(tx.QueryRow(ctx, query, args...))
 	}, nil
 }
 
@@ -120,6 +150,24 @@ func (s *Store) GetSession(ctx context.Context, sessionID string, opts storage.G
 		return nil, fmt.Errorf("get session %s: %w", sessionID, err)
 	}
 	return session, nil
+}
+
+// SessionVersion implements [storage.SessionVersioner]: one indexed read
+// of two columns of the session row, with a primary-key probe of the run.
+func (s *Store) SessionVersion(ctx context.Context, sessionID, userID, runID string) (storage.SessionVersion, bool, error) {
+	where, args := userScope("user_id", userID, "session_id = ?", sessionID)
+	var v storage.SessionVersion
+	var stored bool
+	err := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT update_count, updated_at, EXISTS (SELECT 1 FROM %s WHERE run_id = ? AND session_id = ?) FROM %s WHERE %s",
+		s.tables.runs, s.tables.sessions, where), append([]any{runID, sessionID}, args...)...).
+		Scan(&v.UpdateCount, nullInt64{&v.UpdatedAt}, &stored)
+	if errors.Is(err, ErrNoRows) {
+		return v, false, notFound("session", sessionID)
+	}
+	if err != nil {
+		return v, false, fmt.Errorf("read version of session %s: %w", sessionID, err)
+	}
+	return v, stored, nil
 }
 
 // sessionRuns reads every run of a session in run order.
@@ -217,7 +265,7 @@ func (s *Store) RenameSession(ctx context.Context, sessionID, userID, name strin
 		if err != nil {
 			return err
 		}
-		out, err = scanSession(tx.QueryRow(ctx, fmt.Sprintf("UPDATE %s SET session_data = ?, updated_at = ? WHERE session_id = ? RETURNING %s", s.tables.sessions, sessionColumns),
+		out, err = scanSession(tx.QueryRow(ctx, fmt.Sprintf("UPDATE %s SET session_data = ?, updated_at = ?, update_count = update_count + 1 WHERE session_id = ? RETURNING %s", s.tables.sessions, sessionColumns),
 			string(doc), s.nowSeconds(), sessionID))
 		return err
 	})
@@ -259,16 +307,17 @@ func scanSession(row Row) (*storage.Session, error) {
 		out                                                               storage.Session
 		sessionType, agentID, teamID, workflowID, userID                  string
 		sessionData, agentData, teamData, workflowData, metadata, summary []byte
-		updatedAt                                                         int64
+		updatedAt, updateCount                                            int64
 	)
 	err := row.Scan(&out.SessionID, &sessionType, nullString{&agentID}, nullString{&teamID}, nullString{&workflowID}, nullString{&userID},
 		jsonBytes{&sessionData}, jsonBytes{&agentData}, jsonBytes{&teamData}, jsonBytes{&workflowData}, jsonBytes{&metadata}, jsonBytes{&summary},
-		&out.CreatedAt, nullInt64{&updatedAt})
+		&out.CreatedAt, nullInt64{&updatedAt}, nullInt64{&updateCount})
 	if err != nil {
 		return nil, err
 	}
 	out.SessionType = storage.SessionType(sessionType)
 	out.AgentID, out.TeamID, out.WorkflowID, out.UserID, out.UpdatedAt = agentID, teamID, workflowID, userID, updatedAt
+	out.UpdateCount = updateCount
 	targets := []*map[string]any{&out.SessionData, &out.AgentData, &out.TeamData, &out.WorkflowData, &out.Metadata, &out.Summary}
 	for i, doc := range [][]byte{sessionData, agentData, teamData, workflowData, metadata, summary} {
 		if err := unmarshalObject(doc, targets[i]); err != nil {

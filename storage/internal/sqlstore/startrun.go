@@ -62,7 +62,7 @@ func (s *Store) sessionInsert(in *storage.Session) (func(ctx context.Context, tx
 	}
 	query := fmt.Sprintf(`INSERT INTO %s (%s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (session_id) DO NOTHING
-RETURNING user_id`, s.tables.sessions, sessionColumns)
+RETURNING user_id`, s.tables.sessions, sessionInsertColumns)
 	return func(ctx context.Context, tx Conn) (string, bool, error) {
 		var owner string
 		err := tx.QueryRow(ctx, query, args...).Scan(nullString{&owner})

@@ -67,6 +67,9 @@ type statements struct {
 	// metricsUpsert is [Store.metricsUpsertStatement]; metricsPending is
 	// [Store.metricsInsertStatement].
 	metricsUpsert, metricsPending string
+	// sessionBump counts a change to a session's runs and returns the
+	// session's owner; it locks the row until the transaction ends.
+	sessionBump string
 }
 
 var (
@@ -105,6 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		runUpsert: s.runUpsert(false), runUpsertScoped: s.runUpsert(true), runInsert: s.runInsert(),
 		priorRun:      s.priorRunStatement(),
 		metricsUpsert: s.metricsUpsertStatement(), metricsPending: s.metricsInsertStatement(),
+		sessionBump: fmt.Sprintf("UPDATE %s SET update_count = update_count + 1 WHERE session_id = ? RETURNING user_id", s.tables.sessions),
 	}
 	if !cfg.SkipSchemaCheck {
 		if err := s.checkSchema(ctx, cfg.AutoMigrate); err != nil {
@@ -156,6 +160,7 @@ func (s *Store) checkSchema(ctx context.Context, autoMigrate bool) error {
 // table Agno created and stamped at the current version lacks them, and no
 // migration step runs for it: they are added as the database opens.
 var ownColumns = []struct{ table, column, definition string }{
+	{SessionsTable, "update_count", "BIGINT NOT NULL DEFAULT 0"},
 	{TracesTable, "name_level", "INTEGER NOT NULL DEFAULT 0"},
 	{ScheduleRunsTable, "locked_by", "VARCHAR"},
 	{ScheduleRunsTable, "locked_at", "BIGINT"},
@@ -163,7 +168,7 @@ var ownColumns = []struct{ table, column, definition string }{
 
 // addOwnColumns adds the [ownColumns] an existing table lacks.
 func (s *Store) addOwnColumns(ctx context.Context) error {
-	qualified := map[string]string{TracesTable: s.tables.traces, ScheduleRunsTable: s.tables.scheduleRuns}
+	qualified := map[string]string{SessionsTable: s.tables.sessions, TracesTable: s.tables.traces, ScheduleRunsTable: s.tables.scheduleRuns}
 	for _, c := range ownColumns {
 		exists, err := s.tableExists(ctx, s.db.Reader(), c.table)
 		if err != nil {
