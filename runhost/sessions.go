@@ -146,6 +146,9 @@ func (h *Host) OpenSession(ctx context.Context, fresh *storage.Session, runID st
 	}
 	v, stored, err := versioner.SessionVersion(ctx, fresh.SessionID, fresh.UserID, runID)
 	if errors.Is(err, storage.ErrNotFound) {
+		if fresh.UserID == "" {
+			return fresh, RowAbsent, nil // no session of this id at all
+		}
 		// A new session, or another user's: the read tells which.
 		session, err := storage.OpenSession(ctx, store, fresh)
 		if err != nil || session.CreatedAt != 0 {
