@@ -415,3 +415,47 @@ func TestHostStoreDownEndsStorageUnavailable(t *testing.T) {
 	require.Greater(t, store.tries.Load(), int32(3), "the save was tried again before giving up")
 	require.Equal(t, run.StatusRunning, storedRun(t, store.Store, "r1").Status, "the row is as last saved")
 }
+
+// countingSaves counts a store's SaveRun calls.
+type countingSaves struct {
+	storage.Store
+	saves atomic.Int32
+}
+
+func (s *countingSaves) SaveRun(ctx context.Context, session *storage.Session, rec storage.RunRecord) (*storage.Session, storage.RunRecord, error) {
+	s.saves.Add(1)
+	return s.Store.SaveRun(ctx, session, rec)
+}
+
+// TestDeferredRunningRow: with a PersistDelay, a run that ends within it
+// is written once, as it ends; one that lasts longer is listed RUNNING
+// while it runs, then finished.
+func TestDeferredRunningRow(t *testing.T) {
+	t.Run("ends within the delay", func(t *testing.T) {
+		store := &countingSaves{Store: openStore(t)}
+		h := runhost.New(runhost.Config{Store: store})
+		turn := &scriptedTurn{answer: "done", during: func(ctx context.Context, r *runhost.Run) {
+			require.NoError(t, r.SaveProgress(ctx), "a progress save waits with the first")
+		}}
+		out, err := h.Collect(t.Context(), run.Execution{}, opener(turn, func(s *runhost.Spec) { s.PersistDelay = time.Hour }))
+		require.NoError(t, err)
+		require.Equal(t, run.StatusCompleted, out.Status)
+		require.Equal(t, int32(1), store.saves.Load(), "one write: the finished run")
+		require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
+	})
+	t.Run("lasts longer", func(t *testing.T) {
+		store := &countingSaves{Store: openStore(t)}
+		h := runhost.New(runhost.Config{Store: store})
+		turn := &scriptedTurn{answer: "done", during: func(ctx context.Context, r *runhost.Run) {
+			require.Eventually(t, func() bool {
+				rec, err := store.GetRun(ctx, "r1", "")
+				return err == nil && rec.Run.Status == run.StatusRunning
+			}, 10*time.Second, 5*time.Millisecond, "the run is listed RUNNING once the delay passed")
+		}}
+		out, err := h.Collect(t.Context(), run.Execution{}, opener(turn, func(s *runhost.Spec) { s.PersistDelay = 20 * time.Millisecond }))
+		require.NoError(t, err)
+		require.Equal(t, run.StatusCompleted, out.Status)
+		require.Equal(t, int32(2), store.saves.Load(), "RUNNING, then the finished run")
+		require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
+	})
+}
