@@ -92,8 +92,8 @@ const DefaultSaveRetry = 2 * time.Minute
 // clock. It is safe for concurrent use.
 type Host struct {
 	cfg Config
-	// sessions is the session cache; nil keeps none.
-	sessions *sessionCache
+	// sessions is the session cache (see [Config.SessionCacheSize]).
+	sessions sessionCache
 }
 
 // New returns a host.
@@ -113,7 +113,7 @@ func New(cfg Config) *Host {
 	if cfg.TouchInterval == 0 {
 		cfg.TouchInterval = DefaultTouchInterval
 	}
-	return &Host{cfg: cfg, sessions: newSessionCache(cfg.SessionCacheSize)}
+	return &Host{cfg: cfg, sessions: sessionCache{max: cfg.SessionCacheSize}}
 }
 
 // Store is the host's store; nil when runs are not persisted.

@@ -70,12 +70,10 @@ type cachedRun struct {
 	out   *run.Output
 }
 
-func newSessionCache(size int) *sessionCache {
-	if size <= 0 {
-		return nil
-	}
-	return &sessionCache{max: size, entries: map[string]*list.Element{}}
-}
+func newSessionCache(size int) *sessionCache { return &sessionCache{max: size} }
+
+// enabled reports whether the cache keeps anything.
+func (c *sessionCache) enabled() bool { return c.max > 0 }
 
 // get returns the entry of sessionID, marking it used; nil when none.
 // c.mu is held.
@@ -95,6 +93,9 @@ func (c *sessionCache) put(e *cachedSession) {
 		el.Value = e
 		c.order.MoveToFront(el)
 		return
+	}
+	if c.entries == nil {
+		c.entries = map[string]*list.Element{} // on first use: a host that never caches allocates nothing
 	}
 	c.entries[e.id] = c.order.PushFront(e)
 	for c.order.Len() > c.max {
@@ -140,7 +141,7 @@ func (h *Host) OpenSession(ctx context.Context, fresh *storage.Session, runID st
 		return fresh, RowAbsent, nil
 	}
 	versioner, ok := store.(storage.SessionVersioner)
-	if h.sessions == nil || !ok {
+	if !h.sessions.enabled() || !ok {
 		session, err := storage.OpenSession(ctx, store, fresh)
 		return session, RowUnknown, err
 	}
@@ -163,7 +164,7 @@ func (h *Host) OpenSession(ctx context.Context, fresh *storage.Session, runID st
 	if stored {
 		row = RowStored
 	}
-	c := h.sessions
+	c := &h.sessions
 	c.mu.Lock()
 	if e := c.get(fresh.SessionID); e != nil && e.session != nil && e.version == v {
 		session := cloneSession(e.session)
@@ -197,8 +198,8 @@ func (r *Run) History(ctx context.Context, q storage.HistoryQuery) ([]*run.Outpu
 	if store == nil {
 		return nil, nil
 	}
-	c := r.host.sessions
-	cacheable := c != nil && r.fresh && q.ForkedFromRunID == "" && q.N > 0 && r.session != nil && r.session.CreatedAt != 0
+	c := &r.host.sessions
+	cacheable := c.enabled() && r.fresh && q.ForkedFromRunID == "" && q.N > 0 && r.session != nil && r.session.CreatedAt != 0
 	if cacheable {
 		c.mu.Lock()
 		if e := c.get(q.SessionID); e != nil && e.version == r.session.Version() && e.historyKnown && (e.all || e.depth >= q.N) {
@@ -238,7 +239,7 @@ func (e *cachedSession) historyRuns(n int) []*run.Output {
 // session's row, and gave the run index — to what the host keeps of its
 // session. prior is the session as the run held it before the save.
 func (c *sessionCache) saved(r *Run, prior, stored *storage.Session, index int64) {
-	if c == nil || stored == nil {
+	if !c.enabled() || stored == nil {
 		return
 	}
 	out := r.out

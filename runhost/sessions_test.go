@@ -83,5 +83,5 @@ func TestSessionCacheIsBounded(t *testing.T) {
 	require.Nil(t, c.get("b"))
 	require.NotNil(t, c.get("a"))
 	require.NotNil(t, c.get("c"))
-	require.Nil(t, newSessionCache(0), "size 0 keeps nothing")
+	require.False(t, newSessionCache(0).enabled(), "size 0 keeps nothing")
 }
