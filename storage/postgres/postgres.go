@@ -120,8 +120,22 @@ type poolDB struct{ pool *pgxpool.Pool }
 
 func (d *poolDB) Reader() sqlstore.Conn { return pgConn{q: d.pool} }
 
+// InTx runs fn in a transaction whose BEGIN travels with its first
+// statement, one round trip instead of two (see [lazyTx]).
 func (d *poolDB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) error {
-	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return fn(pgConn{q: tx}) })
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// A connection released inside a transaction (a ROLLBACK that failed)
+	// is closed by the pool, not reused.
+	defer conn.Release()
+	tx := &lazyTx{conn: conn.Conn()}
+	if err := fn(tx); err != nil {
+		tx.rollback(ctx)
+		return err
+	}
+	return tx.commit(ctx)
 }
 
 func (d *poolDB) Close() error {

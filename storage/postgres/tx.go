@@ -3,10 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agnogo/agnogo/storage"
+	"github.com/agnogo/agnogo/storage/internal/sqlstore"
 )
 
 // BeginFunc runs fn in a transaction on the store's connection pool,
@@ -39,3 +41,117 @@ func (s *Store) BeginFunc(ctx context.Context, fn func(tx pgx.Tx) error) error {
 func (s *Store) StartRunTx(ctx context.Context, tx pgx.Tx, session *storage.Session, rec storage.RunRecord) (storage.RunRecord, error) {
 	return s.StartRunIn(ctx, pgConn{q: tx}, session, rec)
 }
+
+// lazyTx is a transaction that starts with its first statement: BEGIN and
+// that statement go to the server in one batch, so a transaction of n
+// statements takes n+1 round trips (its COMMIT) rather than n+2. A
+// transaction that runs no statement sends nothing.
+type lazyTx struct {
+	conn  *pgx.Conn
+	begun bool
+}
+
+// begin sends BEGIN with the first statement and returns that statement's
+// results, BEGIN's read.
+func (t *lazyTx) begin(ctx context.Context, query string, args []any) (pgx.BatchResults, error) {
+	t.begun = true
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(rebind(query), args...)
+	results := t.conn.SendBatch(ctx, b)
+	if _, err := results.Exec(); err != nil {
+		_ = results.Close()
+		return nil, err
+	}
+	return results, nil
+}
+
+func (t *lazyTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if t.begun {
+		return pgConn{q: t.conn}.Exec(ctx, query, args...)
+	}
+	results, err := t.begin(ctx, query, args)
+	if err != nil {
+		return 0, err
+	}
+	tag, err := results.Exec()
+	if closeErr := results.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (t *lazyTx) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	if !t.begun {
+		// Rows stay open while the caller reads them: BEGIN goes first, alone.
+		if _, err := t.conn.Exec(ctx, "BEGIN"); err != nil {
+			return nil, err
+		}
+		t.begun = true
+	}
+	return pgConn{q: t.conn}.Query(ctx, query, args...)
+}
+
+func (t *lazyTx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	if t.begun {
+		return pgConn{q: t.conn}.QueryRow(ctx, query, args...)
+	}
+	results, err := t.begin(ctx, query, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return batchRow{results: results, row: results.QueryRow()}
+}
+
+// commit commits what ran; a transaction the server had to abort reports
+// [pgx.ErrTxCommitRollback].
+func (t *lazyTx) commit(ctx context.Context) error {
+	if !t.begun {
+		return nil
+	}
+	tag, err := t.conn.Exec(ctx, "COMMIT")
+	if err != nil {
+		return err
+	}
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
+// rollback undoes what ran. When it cannot, the connection is left inside
+// its transaction, and the pool closes it on release.
+func (t *lazyTx) rollback(ctx context.Context) {
+	if t.begun {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		_, _ = t.conn.Exec(ctx, "ROLLBACK")
+	}
+}
+
+// rollbackTimeout bounds a ROLLBACK, which runs even when the
+// transaction's context has ended.
+const rollbackTimeout = 5 * time.Second
+
+// batchRow is the row of a statement sent with its transaction's BEGIN;
+// scanning it releases the batch.
+type batchRow struct {
+	results pgx.BatchResults
+	row     pgx.Row
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := pgRow{r.row}.Scan(dest...)
+	if closeErr := r.results.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}
+
+// errRow is a row that failed before it was read.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
