@@ -317,17 +317,28 @@ func (o *OS) collect(ctx context.Context, events iter.Seq2[run.Event, error], ru
 }
 
 // runSchema is a run as the API returns it: the run's own fields plus
-// run_input, the user's message as text.
-func runSchema(out *run.Output) map[string]any {
+// run_input, the user's message as text. The run is encoded once, and
+// run_input added before the object's closing brace.
+func runSchema(out *run.Output) json.RawMessage {
 	data, err := json.Marshal(out)
 	if err != nil {
-		return map[string]any{"run_id": out.RunID, "status": out.Status}
+		data, _ = json.Marshal(map[string]any{"run_id": out.RunID, "status": out.Status})
+		return data
 	}
-	var schema map[string]any
-	_ = json.Unmarshal(data, &schema) // a run that encodes decodes
-	if out.Input != nil {
-		schema["run_input"] = out.Input.ContentString()
+	if out.Input == nil {
+		return data
 	}
+	input, err := json.Marshal(out.Input.ContentString())
+	if err != nil {
+		return data
+	}
+	schema := make([]byte, 0, len(data)+len(input)+len(`,"run_input":`))
+	schema = append(schema, data[:len(data)-1]...) // the object without its '}'
+	if len(data) > 2 {
+		schema = append(schema, ',')
+	}
+	schema = append(schema, `"run_input":`...)
+	schema = append(append(schema, input...), '}')
 	return schema
 }
 
@@ -364,7 +375,7 @@ func (o *OS) handleListRuns(w http.ResponseWriter, r *http.Request, runner run.R
 		o.writeStoreError(w, r, err)
 		return
 	}
-	runs := make([]map[string]any, 0, len(records))
+	runs := make([]json.RawMessage, 0, len(records))
 	for _, rec := range records {
 		if rec.Run.RunnerID() == runner.ID() {
 			runs = append(runs, runSchema(o.withStreamed(r.Context(), rec.Run)))

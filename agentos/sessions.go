@@ -3,6 +3,7 @@ package agentos
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -341,7 +342,7 @@ func (o *OS) handleListSessionRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	records, left := o.withoutMembersInFlight(r.Context(), records, userID)
-	runs := make([]map[string]any, 0, len(records))
+	runs := make([]json.RawMessage, 0, len(records))
 	for _, rec := range records {
 		runs = append(runs, runSchema(o.withStreamed(r.Context(), rec.Run)))
 	}
