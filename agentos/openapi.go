@@ -111,9 +111,15 @@ var (
 
 // apiRoutes is every route the server can mount, in the order the document
 // lists them: the system's, the same routes for agents and for teams, then
-// the rest, and last the features kept in the OS database.
-var apiRoutes = slices.Concat(systemAPIRoutes, componentAPIRoutes(agentAPI), componentAPIRoutes(teamAPI), workflowAPIRoutes(), otherAPIRoutes,
-	scheduleAPIRoutes, approvalAPIRoutes, serviceAccountAPIRoutes)
+// the rest, and last the features kept in the OS database. It is built on
+// first use, the first request for the documentation: a server nobody asks
+// for it does not keep it in memory.
+var apiRoutes = sync.OnceValue(func() []apiRoute {
+	return slices.Concat(systemAPIRoutes, componentAPIRoutes(agentAPI), componentAPIRoutes(teamAPI), workflowAPIRoutes(), otherAPIRoutes,
+		osdbAPIRoutes(scheduleTag, "schedules", scheduleAPIRoutes),
+		osdbAPIRoutes("Approvals", "approvals", approvalAPIRoutes),
+		osdbAPIRoutes(serviceAccountsTag, "service accounts", serviceAccountAPIRoutes))
+})
 
 // systemAPIRoutes document the routes a client probes first.
 var systemAPIRoutes = []apiRoute{
@@ -776,8 +782,10 @@ var (
 	eScheduleValidation = apiError{http.StatusUnprocessableEntity, "a field is missing, out of range or does not parse: a bad cron expression (five fields or a descriptor such as @daily), an unknown time zone, an endpoint that is not a path of this server or names a component it does not serve (the detail lists each one)"}
 )
 
-// scheduleAPIRoutes documents /schedules (schedules.go).
-var scheduleAPIRoutes = osdbAPIRoutes(scheduleTag, "schedules", []apiRoute{
+// scheduleAPIRoutes documents /schedules (schedules.go). Like the approvals'
+// and service accounts' routes below, apiRoutes lists them through
+// osdbAPIRoutes.
+var scheduleAPIRoutes = []apiRoute{
 	{
 		method: "GET", path: "/schedules", id: "list_schedules",
 		summary:     "List schedules, newest first, one page at a time",
@@ -879,13 +887,13 @@ var scheduleAPIRoutes = osdbAPIRoutes(scheduleTag, "schedules", []apiRoute{
 		ok:          apiResponse{status: 200, description: "The attempt.", schema: "ScheduleRunResponse"},
 		errors:      []apiError{{http.StatusNotFound, "no such schedule, or no attempt of it with this id"}},
 	},
-})
+}
 
 // eApprovalNotFound is the 404 of an approval route.
 var eApprovalNotFound = apiError{http.StatusNotFound, "no approval has this id, or it is another user's (a non-admin under user isolation sees only their own)"}
 
 // approvalAPIRoutes documents /approvals (approvals.go).
-var approvalAPIRoutes = osdbAPIRoutes("Approvals", "approvals", []apiRoute{
+var approvalAPIRoutes = []apiRoute{
 	{
 		method: "GET", path: "/approvals", id: "list_approvals",
 		summary:     "List admin approvals, newest first, one page at a time",
@@ -945,11 +953,11 @@ var approvalAPIRoutes = osdbAPIRoutes("Approvals", "approvals", []apiRoute{
 		ok:      apiResponse{status: 204, description: "Deleted."},
 		errors:  []apiError{{http.StatusNotFound, "no approval has this id, it is another user's, or the caller is not an admin under user isolation (deleting is then admin only)"}},
 	},
-})
+}
 
 // serviceAccountAPIRoutes documents /service-accounts
 // (serviceaccounts.go).
-var serviceAccountAPIRoutes = osdbAPIRoutes(serviceAccountsTag, "service accounts", []apiRoute{
+var serviceAccountAPIRoutes = []apiRoute{
 	{
 		method: "POST", path: "/service-accounts", id: "create_service_account",
 		summary: "Mint a service account and its token",
@@ -986,405 +994,407 @@ var serviceAccountAPIRoutes = osdbAPIRoutes(serviceAccountsTag, "service account
 		ok:          apiResponse{status: 204, description: "Revoked."},
 		errors:      []apiError{{http.StatusNotFound, "no account has this id, or it is another user's"}},
 	},
-})
+}
 
 // apiSchemas are the document's components.schemas. Bodies the routes
 // return are described by the fields clients read; every object may carry
-// more.
-var apiSchemas = map[string]any{
-	"Error": obj("An error. Every error answer has a detail: a message, or for 422 a list of issues. Typed errors add error_id and error_type.",
-		props{
-			"detail":     map[string]any{"oneOf": []any{str("What went wrong and how to fix it."), arrayOf(ref("ValidationIssue"))}},
-			"error_id":   str("A stable id of the error kind, such as migration_required_error or session_busy."),
-			"error_type": str("Same as error_id."),
-		}, "detail"),
-	"ValidationIssue": obj("One problem of a request, in FastAPI's form.", props{
-		"loc":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": `Where: ["body", "message"] or ["query", "session_id"].`},
-		"msg":  str("What is wrong."),
-		"type": str("missing, value_error, enum…"),
-	}, "loc", "msg", "type"),
-	"Empty":   map[string]any{"type": "object", "description": "An empty object."},
-	"OpenAPI": map[string]any{"type": "object", "description": "An OpenAPI 3.1 document."},
-	"Root": obj("The server's name and its entry points.", props{
-		"name": str("The AgentOS name."), "id": str("The AgentOS id."), "version": str("The server version."),
-		"health": str("The health route."), "info": str("The info route."), "docs": str("The interactive API explorer."),
-		"openapi": str("This document."),
-	}, "name"),
-	"Health": obj("Liveness.", props{
-		"status": str(`Always "ok".`), "instantiated_at": integer("When the server started, epoch seconds."),
-	}, "status"),
-	"Info": obj("The server's identity, readable without credentials.", props{
-		"os_id": str("The AgentOS id."), "name": str("The AgentOS name."), "os_version": str("The server version."),
-		"version":      str("Same as os_version."),
-		"agno_version": map[string]any{"type": []string{"string", "null"}, "description": "Always null: this server is not Agno."},
-		"agent_count":  integer("How many agents it serves."), "team_count": integer("How many teams it serves."),
-		"workflow_count": integer("How many workflows it serves."),
-		"mcp": obj("Whether the server serves MCP, and where.", props{
-			"enabled": map[string]any{"type": "boolean"}, "path": map[string]any{"type": []string{"string", "null"}, "description": "The MCP route; null when MCP is not served."},
-			"oauth": map[string]any{"type": []string{"object", "null"}, "description": "Always null: MCP clients authenticate with the REST bearer."},
+// more. Like apiRoutes, they are built on first use.
+var apiSchemas = sync.OnceValue(func() map[string]any {
+	return map[string]any{
+		"Error": obj("An error. Every error answer has a detail: a message, or for 422 a list of issues. Typed errors add error_id and error_type.",
+			props{
+				"detail":     map[string]any{"oneOf": []any{str("What went wrong and how to fix it."), arrayOf(ref("ValidationIssue"))}},
+				"error_id":   str("A stable id of the error kind, such as migration_required_error or session_busy."),
+				"error_type": str("Same as error_id."),
+			}, "detail"),
+		"ValidationIssue": obj("One problem of a request, in FastAPI's form.", props{
+			"loc":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": `Where: ["body", "message"] or ["query", "session_id"].`},
+			"msg":  str("What is wrong."),
+			"type": str("missing, value_error, enum…"),
+		}, "loc", "msg", "type"),
+		"Empty":   map[string]any{"type": "object", "description": "An empty object."},
+		"OpenAPI": map[string]any{"type": "object", "description": "An OpenAPI 3.1 document."},
+		"Root": obj("The server's name and its entry points.", props{
+			"name": str("The AgentOS name."), "id": str("The AgentOS id."), "version": str("The server version."),
+			"health": str("The health route."), "info": str("The info route."), "docs": str("The interactive API explorer."),
+			"openapi": str("This document."),
+		}, "name"),
+		"Health": obj("Liveness.", props{
+			"status": str(`Always "ok".`), "instantiated_at": integer("When the server started, epoch seconds."),
+		}, "status"),
+		"Info": obj("The server's identity, readable without credentials.", props{
+			"os_id": str("The AgentOS id."), "name": str("The AgentOS name."), "os_version": str("The server version."),
+			"version":      str("Same as os_version."),
+			"agno_version": map[string]any{"type": []string{"string", "null"}, "description": "Always null: this server is not Agno."},
+			"agent_count":  integer("How many agents it serves."), "team_count": integer("How many teams it serves."),
+			"workflow_count": integer("How many workflows it serves."),
+			"mcp": obj("Whether the server serves MCP, and where.", props{
+				"enabled": map[string]any{"type": "boolean"}, "path": map[string]any{"type": []string{"string", "null"}, "description": "The MCP route; null when MCP is not served."},
+				"oauth": map[string]any{"type": []string{"object", "null"}, "description": "Always null: MCP clients authenticate with the REST bearer."},
+			}),
+			"auth_mode": map[string]any{"type": "string", "enum": []string{"none", "security_key", "jwt"}},
+		}, "os_id", "name", "os_version", "auth_mode"),
+		"ModelRef": obj("A model an agent uses.", props{
+			"id": str("The model id."), "provider": str("The provider, such as OpenAI."),
+		}, "id", "provider"),
+		"DomainSection": obj("Where a domain (sessions, memory, metrics…) keeps its data.", props{
+			"display_name": str("The domain's name in a UI."),
+			"dbs": arrayOf(obj("A database of the domain.", props{
+				"db_id":         str("The database id, to pass back as db_id."),
+				"domain_config": map[string]any{"type": "object"},
+				"tables":        arrayOf(str("A table name, to pass back as table.")),
+			})),
 		}),
-		"auth_mode": map[string]any{"type": "string", "enum": []string{"none", "security_key", "jwt"}},
-	}, "os_id", "name", "os_version", "auth_mode"),
-	"ModelRef": obj("A model an agent uses.", props{
-		"id": str("The model id."), "provider": str("The provider, such as OpenAI."),
-	}, "id", "provider"),
-	"DomainSection": obj("Where a domain (sessions, memory, metrics…) keeps its data.", props{
-		"display_name": str("The domain's name in a UI."),
-		"dbs": arrayOf(obj("A database of the domain.", props{
-			"db_id":         str("The database id, to pass back as db_id."),
-			"domain_config": map[string]any{"type": "object"},
-			"tables":        arrayOf(str("A table name, to pass back as table.")),
-		})),
-	}),
-	"Config": obj("What the AgentOS serves.", props{
-		"os_id": str("The AgentOS id."), "name": str("The AgentOS name."), "description": str("What the AgentOS is for."),
-		"available_models": arrayOf(ref("ModelRef")),
-		"os_database":      map[string]any{"type": []string{"string", "null"}, "description": "The id of the AgentOS database."},
-		"databases":        arrayOf(str("A database id (db_id).")),
-		"chat":             map[string]any{"type": []string{"object", "null"}}, "manifest": map[string]any{"type": []string{"object", "null"}},
-		"session": ref("DomainSection"), "memory": ref("DomainSection"), "metrics": ref("DomainSection"),
-		"learning": map[string]any{"type": []string{"object", "null"}}, "knowledge": map[string]any{"type": "object"},
-		"evals": map[string]any{"type": []string{"object", "null"}}, "traces": map[string]any{"type": []string{"object", "null"}},
-		"agents": arrayOf(ref("Agent")),
-		"teams":  arrayOf(ref("Team")), "workflows": arrayOf(ref("Workflow")),
-		"interfaces": arrayOf(map[string]any{"type": "object"}),
-	}, "os_id", "agents"),
-	"Agent": obj("An agent as clients list it.", props{
-		"id": str("The agent id, used in paths."), "name": str("The display name."), "description": str("What the agent does."),
-		"db_id": str(`The database holding the agent's sessions; "" when it keeps none.`),
-		"model": obj("The agent's model.", props{
-			"name": str("The model id."), "model": str("The model id."), "provider": str("The provider, such as OpenAI."),
+		"Config": obj("What the AgentOS serves.", props{
+			"os_id": str("The AgentOS id."), "name": str("The AgentOS name."), "description": str("What the AgentOS is for."),
+			"available_models": arrayOf(ref("ModelRef")),
+			"os_database":      map[string]any{"type": []string{"string", "null"}, "description": "The id of the AgentOS database."},
+			"databases":        arrayOf(str("A database id (db_id).")),
+			"chat":             map[string]any{"type": []string{"object", "null"}}, "manifest": map[string]any{"type": []string{"object", "null"}},
+			"session": ref("DomainSection"), "memory": ref("DomainSection"), "metrics": ref("DomainSection"),
+			"learning": map[string]any{"type": []string{"object", "null"}}, "knowledge": map[string]any{"type": "object"},
+			"evals": map[string]any{"type": []string{"object", "null"}}, "traces": map[string]any{"type": []string{"object", "null"}},
+			"agents": arrayOf(ref("Agent")),
+			"teams":  arrayOf(ref("Team")), "workflows": arrayOf(ref("Workflow")),
+			"interfaces": arrayOf(map[string]any{"type": "object"}),
+		}, "os_id", "agents"),
+		"Agent": obj("An agent as clients list it.", props{
+			"id": str("The agent id, used in paths."), "name": str("The display name."), "description": str("What the agent does."),
+			"db_id": str(`The database holding the agent's sessions; "" when it keeps none.`),
+			"model": obj("The agent's model.", props{
+				"name": str("The model id."), "model": str("The model id."), "provider": str("The provider, such as OpenAI."),
+			}),
+			"instructions": str("The agent's system instructions."),
+		}, "id", "name"),
+		"Workflow": obj("A workflow as clients list it (Agno's WorkflowResponse): steps that run agents, teams and functions in order.", props{
+			"id": str("The workflow id, used in paths."), "name": str("The display name."), "description": map[string]any{"type": []string{"string", "null"}, "description": "What the workflow does."},
+			"db_id":        map[string]any{"type": []string{"string", "null"}, "description": "The database holding the workflow's sessions."},
+			"input_schema": map[string]any{"type": []string{"object", "null"}, "description": "The JSON Schema a run's input must meet."},
+			"steps": arrayOf(map[string]any{"type": "object", "description": "A step dict: type (Function, Step, Steps, Loop, Parallel, Condition, Router), name, step_id, " +
+				"description, its agent_id, team_id or workflow_id, max_retries, skip_on_failure, human_review, and the steps inside a composite step."}),
+			"workflow_agent": map[string]any{"type": "boolean"}, "is_factory": map[string]any{"type": "boolean"}, "is_component": map[string]any{"type": "boolean"},
+		}, "id", "name", "steps"),
+		"Team": obj("A team as clients list it (Agno's TeamResponse): a leader model that delegates to its members.", props{
+			"id": str("The team id, used in paths."), "name": str("The display name."), "description": str("What the team does."),
+			"role":  str("The team's role, as a leader whose member it is sees it."),
+			"mode":  map[string]any{"type": "string", "enum": []string{"coordinate", "route", "broadcast", "tasks"}, "description": "How the leader works with the members."},
+			"db_id": str(`The database holding the team's sessions; "" when it keeps none.`),
+			"model": obj("The leader's model.", props{
+				"name": str("The model id."), "model": str("The model id."), "provider": str("The provider, such as OpenAI."),
+			}),
+			"instructions": str("The leader's instructions."),
+			"members": arrayOf(map[string]any{"oneOf": []any{ref("Agent"), ref("Team")},
+				"description": "A member: an agent, or a team (rendered as a Team, recursively)."}),
+			"tools":             map[string]any{"type": "object", "description": "{tools: [{name, description}]}: the leader's tools, its delegation tool first."},
+			"sessions":          map[string]any{"type": "object", "description": "Where and how sessions are kept: session_table, add_history_to_context, num_history_runs (settings left at their defaults are left out)."},
+			"response_settings": map[string]any{"type": "object", "description": "respond_directly, delegate_to_all_members, determine_input_for_members, store_member_responses, output_schema_name, when not the defaults."},
+			"streaming":         map[string]any{"type": "object", "description": "{stream_member_events}: whether the members' events are passed on in the team's stream."},
+		}, "id", "name", "members"),
+		"RunOutput": obj("A run: its identity, input, answer, tools, metrics and status. With stream=true the same run arrives as SSE frames instead (event: RunStarted … RunCompleted).",
+			props{
+				"run_id": str("The run id."), "session_id": str("The session id."), "agent_id": str("The agent id (an agent's run)."),
+				"agent_name": str("The agent's name."), "team_id": str("The team id (a team's run)."), "team_name": str("The team's name."),
+				"parent_run_id": str("The run this one is a part of: a team member's run names its team's run."),
+				"user_id":       str("The user the run belongs to."),
+				"run_input":     str("The user's message as text."),
+				"content":       map[string]any{"description": "The answer: text, or a JSON value for structured output."},
+				"content_type":  str(`"str", or the output schema's name.`),
+				"model":         str("The model id."), "model_provider": str("The model provider."),
+				"status":       map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}},
+				"tools":        arrayOf(map[string]any{"type": "object", "description": "A tool execution: tool_call_id, tool_name, tool_args, result…"}),
+				"requirements": arrayOf(map[string]any{"type": "object", "description": "What a PAUSED run waits for; resolve them with /continue."}),
+				"messages":     arrayOf(map[string]any{"type": "object"}),
+				"metrics":      map[string]any{"type": "object", "description": "Token counts and timings."},
+				"metadata":     map[string]any{"type": "object"}, "session_state": map[string]any{"type": "object"},
+				"created_at": integer("When the run started, epoch seconds."),
+			}, "run_id", "status"),
+		"Checkpoint": obj("A place a run can be continued from: continuing keeps messages[:message_index].", props{
+			"checkpoint_id": str("The message index, as a string."), "run_id": str("The run id."), "session_id": str("The session id."),
+			"message_index": integer("How many messages are kept."), "continue_from": integer("The same, as /continue takes it."),
+			"status": str("The checkpoint's status, or the run's."), "reason": map[string]any{"type": "string", "enum": []string{"checkpoint", "end", "snapshot"}},
+			"created_at": integer("When the checkpoint was made, epoch seconds."), "message_id": str("The last kept message's id."),
+			"message_role": str("Its role."), "message_preview": str("Its first 120 characters."), "is_latest": map[string]any{"type": "boolean"},
+		}, "checkpoint_id", "message_index", "reason"),
+		"Checkpoints": obj("A run's checkpoints.", props{
+			"run_id": str("The run id."), "session_id": str("The session id."), "checkpoints": arrayOf(ref("Checkpoint")),
+		}, "run_id", "checkpoints"),
+		"CheckpointSnapshot": obj("One checkpoint and the run as of it.", props{
+			"checkpoint": ref("Checkpoint"), "snapshot": ref("RunOutput"),
+		}, "checkpoint", "snapshot"),
+		"MigrationResult": obj("What a migration did.", props{
+			"message": str("A one-line summary."),
+			"tables":  map[string]any{"description": "Per table: table, from, to, action (created, migrated, up_to_date, skipped, failed), steps, duration_ms."},
+			"failed":  map[string]any{"type": "object", "description": "207 only: database id → what failed."},
+			"skipped": arrayOf(str("A database id not migrated (remote databases).")),
+		}, "message"),
+		"ForkedSession": obj("A forked session.", props{
+			"session_id": str("The new session's id."), "forked_from_session_id": str("The session it copies."),
+		}, "session_id", "forked_from_session_id"),
+		"Session": obj("A session (a conversation).", props{
+			"session_id": str("The session id."), "session_name": str("Its name (the first message, unless renamed)."),
+			"session_type": str("agent, team or workflow."), "user_id": str("The user it belongs to."),
+			"agent_id": str("The agent of an agent session."), "team_id": str("The team of a team session."), "workflow_id": str("The workflow of a workflow session."),
+			"session_state": map[string]any{"type": "object"}, "metadata": map[string]any{"type": "object"},
+			"session_summary": map[string]any{"type": "object"}, "metrics": map[string]any{"type": "object"},
+			"total_tokens": integer("Tokens used by the session's runs."),
+			"created_at":   integer("Epoch seconds."), "updated_at": integer("Epoch seconds."),
+		}, "session_id"),
+		"SessionPage": page("Session", "A page of sessions."),
+		"PageMeta": obj("Where a page is.", props{
+			"page": integer("This page, from 1."), "limit": integer("The page size."),
+			"total_pages": integer("How many pages there are."), "total_count": integer("How many items there are."),
+			"search_time_ms": map[string]any{"type": "number", "description": "How long the query took."},
+		}, "page", "limit", "total_pages", "total_count"),
+		"CreateSession": obj("A new session.", props{
+			"session_id": str("Its id; a new one is made when left out."), "session_name": str("Its name."),
+			"session_type": map[string]any{"type": "string", "enum": []string{"agent", "team", "workflow"}, "description": "Its kind, when the type query parameter is not sent."},
+			"component_id": str("The agent, team or workflow, by its kind."),
+			"user_id":      str("The user it belongs to."), "agent_id": str("The agent (for an agent session)."),
+			"team_id": str("The team."), "workflow_id": str("The workflow."),
+			"session_state": map[string]any{"type": "object"}, "metadata": map[string]any{"type": "object"},
 		}),
-		"instructions": str("The agent's system instructions."),
-	}, "id", "name"),
-	"Workflow": obj("A workflow as clients list it (Agno's WorkflowResponse): steps that run agents, teams and functions in order.", props{
-		"id": str("The workflow id, used in paths."), "name": str("The display name."), "description": map[string]any{"type": []string{"string", "null"}, "description": "What the workflow does."},
-		"db_id":        map[string]any{"type": []string{"string", "null"}, "description": "The database holding the workflow's sessions."},
-		"input_schema": map[string]any{"type": []string{"object", "null"}, "description": "The JSON Schema a run's input must meet."},
-		"steps": arrayOf(map[string]any{"type": "object", "description": "A step dict: type (Function, Step, Steps, Loop, Parallel, Condition, Router), name, step_id, " +
-			"description, its agent_id, team_id or workflow_id, max_retries, skip_on_failure, human_review, and the steps inside a composite step."}),
-		"workflow_agent": map[string]any{"type": "boolean"}, "is_factory": map[string]any{"type": "boolean"}, "is_component": map[string]any{"type": "boolean"},
-	}, "id", "name", "steps"),
-	"Team": obj("A team as clients list it (Agno's TeamResponse): a leader model that delegates to its members.", props{
-		"id": str("The team id, used in paths."), "name": str("The display name."), "description": str("What the team does."),
-		"role":  str("The team's role, as a leader whose member it is sees it."),
-		"mode":  map[string]any{"type": "string", "enum": []string{"coordinate", "route", "broadcast", "tasks"}, "description": "How the leader works with the members."},
-		"db_id": str(`The database holding the team's sessions; "" when it keeps none.`),
-		"model": obj("The leader's model.", props{
-			"name": str("The model id."), "model": str("The model id."), "provider": str("The provider, such as OpenAI."),
+		"UpdateSession": obj("Fields of a session to change.", props{
+			"session_name": str(`The new name ("" removes it; name is accepted too).`), "session_state": map[string]any{"type": "object"},
+			"metadata": map[string]any{"type": "object"}, "summary": map[string]any{"type": "object"},
 		}),
-		"instructions": str("The leader's instructions."),
-		"members": arrayOf(map[string]any{"oneOf": []any{ref("Agent"), ref("Team")},
-			"description": "A member: an agent, or a team (rendered as a Team, recursively)."}),
-		"tools":             map[string]any{"type": "object", "description": "{tools: [{name, description}]}: the leader's tools, its delegation tool first."},
-		"sessions":          map[string]any{"type": "object", "description": "Where and how sessions are kept: session_table, add_history_to_context, num_history_runs (settings left at their defaults are left out)."},
-		"response_settings": map[string]any{"type": "object", "description": "respond_directly, delegate_to_all_members, determine_input_for_members, store_member_responses, output_schema_name, when not the defaults."},
-		"streaming":         map[string]any{"type": "object", "description": "{stream_member_events}: whether the members' events are passed on in the team's stream."},
-	}, "id", "name", "members"),
-	"RunOutput": obj("A run: its identity, input, answer, tools, metrics and status. With stream=true the same run arrives as SSE frames instead (event: RunStarted … RunCompleted).",
-		props{
-			"run_id": str("The run id."), "session_id": str("The session id."), "agent_id": str("The agent id (an agent's run)."),
-			"agent_name": str("The agent's name."), "team_id": str("The team id (a team's run)."), "team_name": str("The team's name."),
-			"parent_run_id": str("The run this one is a part of: a team member's run names its team's run."),
-			"user_id":       str("The user the run belongs to."),
-			"run_input":     str("The user's message as text."),
-			"content":       map[string]any{"description": "The answer: text, or a JSON value for structured output."},
-			"content_type":  str(`"str", or the output schema's name.`),
-			"model":         str("The model id."), "model_provider": str("The model provider."),
-			"status":       map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}},
-			"tools":        arrayOf(map[string]any{"type": "object", "description": "A tool execution: tool_call_id, tool_name, tool_args, result…"}),
-			"requirements": arrayOf(map[string]any{"type": "object", "description": "What a PAUSED run waits for; resolve them with /continue."}),
-			"messages":     arrayOf(map[string]any{"type": "object"}),
-			"metrics":      map[string]any{"type": "object", "description": "Token counts and timings."},
-			"metadata":     map[string]any{"type": "object"}, "session_state": map[string]any{"type": "object"},
-			"created_at": integer("When the run started, epoch seconds."),
-		}, "run_id", "status"),
-	"Checkpoint": obj("A place a run can be continued from: continuing keeps messages[:message_index].", props{
-		"checkpoint_id": str("The message index, as a string."), "run_id": str("The run id."), "session_id": str("The session id."),
-		"message_index": integer("How many messages are kept."), "continue_from": integer("The same, as /continue takes it."),
-		"status": str("The checkpoint's status, or the run's."), "reason": map[string]any{"type": "string", "enum": []string{"checkpoint", "end", "snapshot"}},
-		"created_at": integer("When the checkpoint was made, epoch seconds."), "message_id": str("The last kept message's id."),
-		"message_role": str("Its role."), "message_preview": str("Its first 120 characters."), "is_latest": map[string]any{"type": "boolean"},
-	}, "checkpoint_id", "message_index", "reason"),
-	"Checkpoints": obj("A run's checkpoints.", props{
-		"run_id": str("The run id."), "session_id": str("The session id."), "checkpoints": arrayOf(ref("Checkpoint")),
-	}, "run_id", "checkpoints"),
-	"CheckpointSnapshot": obj("One checkpoint and the run as of it.", props{
-		"checkpoint": ref("Checkpoint"), "snapshot": ref("RunOutput"),
-	}, "checkpoint", "snapshot"),
-	"MigrationResult": obj("What a migration did.", props{
-		"message": str("A one-line summary."),
-		"tables":  map[string]any{"description": "Per table: table, from, to, action (created, migrated, up_to_date, skipped, failed), steps, duration_ms."},
-		"failed":  map[string]any{"type": "object", "description": "207 only: database id → what failed."},
-		"skipped": arrayOf(str("A database id not migrated (remote databases).")),
-	}, "message"),
-	"ForkedSession": obj("A forked session.", props{
-		"session_id": str("The new session's id."), "forked_from_session_id": str("The session it copies."),
-	}, "session_id", "forked_from_session_id"),
-	"Session": obj("A session (a conversation).", props{
-		"session_id": str("The session id."), "session_name": str("Its name (the first message, unless renamed)."),
-		"session_type": str("agent, team or workflow."), "user_id": str("The user it belongs to."),
-		"agent_id": str("The agent of an agent session."), "team_id": str("The team of a team session."), "workflow_id": str("The workflow of a workflow session."),
-		"session_state": map[string]any{"type": "object"}, "metadata": map[string]any{"type": "object"},
-		"session_summary": map[string]any{"type": "object"}, "metrics": map[string]any{"type": "object"},
-		"total_tokens": integer("Tokens used by the session's runs."),
-		"created_at":   integer("Epoch seconds."), "updated_at": integer("Epoch seconds."),
-	}, "session_id"),
-	"SessionPage": page("Session", "A page of sessions."),
-	"PageMeta": obj("Where a page is.", props{
-		"page": integer("This page, from 1."), "limit": integer("The page size."),
-		"total_pages": integer("How many pages there are."), "total_count": integer("How many items there are."),
-		"search_time_ms": map[string]any{"type": "number", "description": "How long the query took."},
-	}, "page", "limit", "total_pages", "total_count"),
-	"CreateSession": obj("A new session.", props{
-		"session_id": str("Its id; a new one is made when left out."), "session_name": str("Its name."),
-		"session_type": map[string]any{"type": "string", "enum": []string{"agent", "team", "workflow"}, "description": "Its kind, when the type query parameter is not sent."},
-		"component_id": str("The agent, team or workflow, by its kind."),
-		"user_id":      str("The user it belongs to."), "agent_id": str("The agent (for an agent session)."),
-		"team_id": str("The team."), "workflow_id": str("The workflow."),
-		"session_state": map[string]any{"type": "object"}, "metadata": map[string]any{"type": "object"},
-	}),
-	"UpdateSession": obj("Fields of a session to change.", props{
-		"session_name": str(`The new name ("" removes it; name is accepted too).`), "session_state": map[string]any{"type": "object"},
-		"metadata": map[string]any{"type": "object"}, "summary": map[string]any{"type": "object"},
-	}),
-	"RenameSession": obj("A new name.", props{"session_name": str("The new name.")}, "session_name"),
-	"DeleteSessions": obj("Sessions to delete.", props{
-		"session_ids":   arrayOf(str("A session id.")),
-		"session_types": arrayOf(str("The kind of each session: agent, team or workflow.")),
-	}, "session_ids"),
-	"Memory": obj("A user memory.", props{
-		"memory_id": str("The memory id."), "memory": str("The remembered fact."),
-		"topics": arrayOf(str("A topic.")), "user_id": str("The user it is about."),
-		"agent_id": str("The agent that wrote it."), "team_id": str("The team that wrote it."),
-		"created_at": integer("Epoch seconds."), "updated_at": integer("Epoch seconds."),
-	}, "memory_id", "memory", "topics"),
-	"MemoryInput": obj("A memory to store.", props{
-		"memory":  map[string]any{"type": "string", "minLength": 1, "maxLength": 5000, "description": "The fact to remember."},
-		"user_id": str("The user it is about."), "topics": arrayOf(str("A topic.")),
-	}, "memory"),
-	"MemoryUpdate": obj("Fields of a memory to change.", props{
-		"memory":  map[string]any{"type": "string", "minLength": 1, "maxLength": 5000, "description": "The new text."},
-		"topics":  arrayOf(str("A topic.")),
-		"user_id": str("The user the memory belongs to."),
-	}),
-	"MemoryPage": page("Memory", "A page of memories."),
-	"DeleteMemories": obj("Memories to delete.", props{
-		"memory_ids": arrayOf(str("A memory id.")), "user_id": str("Only delete memories of this user."),
-	}, "memory_ids"),
-	"Topic": str("A memory topic."),
-	"UserMemoryStats": obj("One user's memories.", props{
-		"user_id": str("The user."), "total_memories": integer("How many memories they have."),
-		"last_memory_updated_at": integer("When one last changed, epoch seconds."),
-	}, "user_id", "total_memories"),
-	"UserMemoryStatsPage": page("UserMemoryStats", "A page of per-user memory counts."),
-	"TraceSummary": obj("A trace (Agno's TraceSummary).", props{
-		"trace_id": str("32 hex digits."), "name": str("The name of its highest-level span."), "status": str("OK or ERROR."),
-		"duration": str(`"150ms" or "1.50s".`), "start_time": str("ISO-8601."), "end_time": str("ISO-8601."),
-		"total_spans": integer("Its spans."), "error_count": integer("Its failed spans."), "input": str("The root span's input."),
-		"run_id": str("The run."), "session_id": str("The session."), "user_id": str("The user."), "agent_id": str("The agent."),
-		"team_id": str("The team."), "workflow_id": str("The workflow."), "created_at": str("When it was first written, ISO-8601."),
-	}, "trace_id", "name", "status", "duration", "start_time", "end_time", "total_spans", "error_count", "created_at"),
-	"TraceSummaryPage": page("TraceSummary", "A page of traces."),
-	"TraceNode": obj("A span and its children (Agno's TraceNode).", props{
-		"id": str("The span id."), "name": str("The span's name."), "type": str("AGENT, TEAM, WORKFLOW, LLM, TOOL, CHAIN or UNKNOWN."),
-		"duration": str(`"150ms" or "1.50s".`), "start_time": str("ISO-8601."), "end_time": str("ISO-8601."), "status": str("OK, ERROR or UNSET."),
-		"input": str("input.value."), "output": str("output.value."), "error": str("The error, when it failed."),
-		"spans": arrayOf(ref("TraceNode")), "step_type": str("A workflow step's type."),
-		"metadata": map[string]any{"type": "object", "description": "By type: run_id; model, input_tokens, output_tokens; tool_name, parameters."},
-	}, "id", "name", "type", "duration", "start_time", "end_time", "status"),
-	"TraceDetail": obj("A trace with its span tree (Agno's TraceDetail).", props{
-		"trace_id": str("32 hex digits."), "name": str("The name of its highest-level span."), "status": str("OK or ERROR."),
-		"duration": str(`"150ms" or "1.50s".`), "output": str("The run's answer."), "error": str("The run's error."),
-		"tree": arrayOf(ref("TraceNode")),
-	}, "trace_id", "name", "status", "tree"),
-	"TraceDetailPage": page("TraceDetail", "A page of traces with their trees."),
-	"TraceSessionStats": obj("A session's traces.", props{
-		"session_id": str("The session."), "total_traces": integer("Its traces."), "first_trace_at": str("ISO-8601."), "last_trace_at": str("ISO-8601."),
-	}, "session_id", "total_traces"),
-	"TraceSessionStatsPage": page("TraceSessionStats", "A page of per-session counts."),
-	"TraceFilterSchema": obj("The fields a search filter names.", props{
-		"fields": arrayOf(map[string]any{"type": "object"}), "logical_operators": arrayOf(str("AND or OR.")),
-	}, "fields", "logical_operators"),
-	"TraceSearch": obj("POST /traces/search's body.", props{
-		"filter":   map[string]any{"type": "object", "description": "A filter expression: {op, key, value}, {op: IN, key, values}, {op: AND|OR, conditions}, {op: NOT, condition}."},
-		"group_by": str("run (default) or session."), "page": integer("From 1."), "limit": integer("1 to 100; 20 by default."),
-	}),
-	"DayMetrics": obj("One day's usage.", props{
-		"id": str("The day's id."), "date": str("The day, YYYY-MM-DD (UTC)."), "aggregation_period": str(`"daily"`),
-		"agent_runs_count": integer("Agent runs that day."), "agent_sessions_count": integer("Agent sessions created that day."),
-		"team_runs_count": integer("Team runs that day."), "team_sessions_count": integer("Team sessions created that day."),
-		"workflow_runs_count": integer("Workflow runs that day."), "workflow_sessions_count": integer("Workflow sessions created that day."),
-		"users_count": integer("Distinct users that day."), "completed": map[string]any{"type": "boolean", "description": "Whether the day is over."},
-		"created_at":    integer("Epoch seconds."),
-		"token_metrics": map[string]any{"type": "object", "description": "Token totals."},
-		"model_metrics": arrayOf(map[string]any{"type": "object", "description": "Per model: model_id, model_provider, count."}),
-		"updated_at":    integer("When the day was computed, epoch seconds."),
-	}, "date"),
-	"Metrics": obj("Usage metrics.", props{
-		"metrics": arrayOf(ref("DayMetrics")), "updated_at": integer("When the metrics were computed, epoch seconds."),
-	}, "metrics"),
-	"Job": obj("A background run on the durable queue.", props{
-		"id": str("The run id."), "agent_id": str("The agent."), "session_id": str("The session."), "user_id": str("The run's user."),
-		"status":          map[string]any{"type": "string", "enum": []string{"queued", "running", "paused", "completed", "failed", "cancelled"}, "description": "The job's state on the queue."},
-		"run_status":      map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}, "description": "The run row's status."},
-		"attempts":        integer("How many times the queue started the run, requeues included."),
-		"created_at":      integer("When the job was queued, epoch seconds."),
-		"updated_at":      integer("When the job last changed, epoch seconds."),
-		"started_at":      integer("When the current attempt started, epoch seconds."),
-		"completed_at":    integer("When the job ended, epoch seconds."),
-		"executor_id":     str("The server process that last executed it."),
-		"error":           str("Why a failed job failed."),
-		"idempotency_key": str("The Idempotency-Key it was submitted with."),
-	}, "id", "status", "attempts"),
-	"JobPage": page("Job", "A page of jobs."),
-	"QueueStats": obj("The durable queue's jobs, counted.", props{
-		"counts":                    map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}, "description": "Jobs in each state: queued, running, paused, completed, failed, cancelled (zeros included)."},
-		"oldest_queued_age_seconds": map[string]any{"type": []string{"integer", "null"}, "description": "How long the oldest queued job has waited; null when none waits."},
-	}, "counts", "oldest_queued_age_seconds"),
-	"RefreshStatus": obj("The metrics refresh.", props{
-		"status": str(`"idle"`), "started_at": map[string]any{"type": []string{"integer", "null"}},
-		"finished_at": map[string]any{"type": []string{"integer", "null"}}, "error": map[string]any{"type": []string{"string", "null"}},
-	}, "status"),
+		"RenameSession": obj("A new name.", props{"session_name": str("The new name.")}, "session_name"),
+		"DeleteSessions": obj("Sessions to delete.", props{
+			"session_ids":   arrayOf(str("A session id.")),
+			"session_types": arrayOf(str("The kind of each session: agent, team or workflow.")),
+		}, "session_ids"),
+		"Memory": obj("A user memory.", props{
+			"memory_id": str("The memory id."), "memory": str("The remembered fact."),
+			"topics": arrayOf(str("A topic.")), "user_id": str("The user it is about."),
+			"agent_id": str("The agent that wrote it."), "team_id": str("The team that wrote it."),
+			"created_at": integer("Epoch seconds."), "updated_at": integer("Epoch seconds."),
+		}, "memory_id", "memory", "topics"),
+		"MemoryInput": obj("A memory to store.", props{
+			"memory":  map[string]any{"type": "string", "minLength": 1, "maxLength": 5000, "description": "The fact to remember."},
+			"user_id": str("The user it is about."), "topics": arrayOf(str("A topic.")),
+		}, "memory"),
+		"MemoryUpdate": obj("Fields of a memory to change.", props{
+			"memory":  map[string]any{"type": "string", "minLength": 1, "maxLength": 5000, "description": "The new text."},
+			"topics":  arrayOf(str("A topic.")),
+			"user_id": str("The user the memory belongs to."),
+		}),
+		"MemoryPage": page("Memory", "A page of memories."),
+		"DeleteMemories": obj("Memories to delete.", props{
+			"memory_ids": arrayOf(str("A memory id.")), "user_id": str("Only delete memories of this user."),
+		}, "memory_ids"),
+		"Topic": str("A memory topic."),
+		"UserMemoryStats": obj("One user's memories.", props{
+			"user_id": str("The user."), "total_memories": integer("How many memories they have."),
+			"last_memory_updated_at": integer("When one last changed, epoch seconds."),
+		}, "user_id", "total_memories"),
+		"UserMemoryStatsPage": page("UserMemoryStats", "A page of per-user memory counts."),
+		"TraceSummary": obj("A trace (Agno's TraceSummary).", props{
+			"trace_id": str("32 hex digits."), "name": str("The name of its highest-level span."), "status": str("OK or ERROR."),
+			"duration": str(`"150ms" or "1.50s".`), "start_time": str("ISO-8601."), "end_time": str("ISO-8601."),
+			"total_spans": integer("Its spans."), "error_count": integer("Its failed spans."), "input": str("The root span's input."),
+			"run_id": str("The run."), "session_id": str("The session."), "user_id": str("The user."), "agent_id": str("The agent."),
+			"team_id": str("The team."), "workflow_id": str("The workflow."), "created_at": str("When it was first written, ISO-8601."),
+		}, "trace_id", "name", "status", "duration", "start_time", "end_time", "total_spans", "error_count", "created_at"),
+		"TraceSummaryPage": page("TraceSummary", "A page of traces."),
+		"TraceNode": obj("A span and its children (Agno's TraceNode).", props{
+			"id": str("The span id."), "name": str("The span's name."), "type": str("AGENT, TEAM, WORKFLOW, LLM, TOOL, CHAIN or UNKNOWN."),
+			"duration": str(`"150ms" or "1.50s".`), "start_time": str("ISO-8601."), "end_time": str("ISO-8601."), "status": str("OK, ERROR or UNSET."),
+			"input": str("input.value."), "output": str("output.value."), "error": str("The error, when it failed."),
+			"spans": arrayOf(ref("TraceNode")), "step_type": str("A workflow step's type."),
+			"metadata": map[string]any{"type": "object", "description": "By type: run_id; model, input_tokens, output_tokens; tool_name, parameters."},
+		}, "id", "name", "type", "duration", "start_time", "end_time", "status"),
+		"TraceDetail": obj("A trace with its span tree (Agno's TraceDetail).", props{
+			"trace_id": str("32 hex digits."), "name": str("The name of its highest-level span."), "status": str("OK or ERROR."),
+			"duration": str(`"150ms" or "1.50s".`), "output": str("The run's answer."), "error": str("The run's error."),
+			"tree": arrayOf(ref("TraceNode")),
+		}, "trace_id", "name", "status", "tree"),
+		"TraceDetailPage": page("TraceDetail", "A page of traces with their trees."),
+		"TraceSessionStats": obj("A session's traces.", props{
+			"session_id": str("The session."), "total_traces": integer("Its traces."), "first_trace_at": str("ISO-8601."), "last_trace_at": str("ISO-8601."),
+		}, "session_id", "total_traces"),
+		"TraceSessionStatsPage": page("TraceSessionStats", "A page of per-session counts."),
+		"TraceFilterSchema": obj("The fields a search filter names.", props{
+			"fields": arrayOf(map[string]any{"type": "object"}), "logical_operators": arrayOf(str("AND or OR.")),
+		}, "fields", "logical_operators"),
+		"TraceSearch": obj("POST /traces/search's body.", props{
+			"filter":   map[string]any{"type": "object", "description": "A filter expression: {op, key, value}, {op: IN, key, values}, {op: AND|OR, conditions}, {op: NOT, condition}."},
+			"group_by": str("run (default) or session."), "page": integer("From 1."), "limit": integer("1 to 100; 20 by default."),
+		}),
+		"DayMetrics": obj("One day's usage.", props{
+			"id": str("The day's id."), "date": str("The day, YYYY-MM-DD (UTC)."), "aggregation_period": str(`"daily"`),
+			"agent_runs_count": integer("Agent runs that day."), "agent_sessions_count": integer("Agent sessions created that day."),
+			"team_runs_count": integer("Team runs that day."), "team_sessions_count": integer("Team sessions created that day."),
+			"workflow_runs_count": integer("Workflow runs that day."), "workflow_sessions_count": integer("Workflow sessions created that day."),
+			"users_count": integer("Distinct users that day."), "completed": map[string]any{"type": "boolean", "description": "Whether the day is over."},
+			"created_at":    integer("Epoch seconds."),
+			"token_metrics": map[string]any{"type": "object", "description": "Token totals."},
+			"model_metrics": arrayOf(map[string]any{"type": "object", "description": "Per model: model_id, model_provider, count."}),
+			"updated_at":    integer("When the day was computed, epoch seconds."),
+		}, "date"),
+		"Metrics": obj("Usage metrics.", props{
+			"metrics": arrayOf(ref("DayMetrics")), "updated_at": integer("When the metrics were computed, epoch seconds."),
+		}, "metrics"),
+		"Job": obj("A background run on the durable queue.", props{
+			"id": str("The run id."), "agent_id": str("The agent."), "session_id": str("The session."), "user_id": str("The run's user."),
+			"status":          map[string]any{"type": "string", "enum": []string{"queued", "running", "paused", "completed", "failed", "cancelled"}, "description": "The job's state on the queue."},
+			"run_status":      map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"}, "description": "The run row's status."},
+			"attempts":        integer("How many times the queue started the run, requeues included."),
+			"created_at":      integer("When the job was queued, epoch seconds."),
+			"updated_at":      integer("When the job last changed, epoch seconds."),
+			"started_at":      integer("When the current attempt started, epoch seconds."),
+			"completed_at":    integer("When the job ended, epoch seconds."),
+			"executor_id":     str("The server process that last executed it."),
+			"error":           str("Why a failed job failed."),
+			"idempotency_key": str("The Idempotency-Key it was submitted with."),
+		}, "id", "status", "attempts"),
+		"JobPage": page("Job", "A page of jobs."),
+		"QueueStats": obj("The durable queue's jobs, counted.", props{
+			"counts":                    map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}, "description": "Jobs in each state: queued, running, paused, completed, failed, cancelled (zeros included)."},
+			"oldest_queued_age_seconds": map[string]any{"type": []string{"integer", "null"}, "description": "How long the oldest queued job has waited; null when none waits."},
+		}, "counts", "oldest_queued_age_seconds"),
+		"RefreshStatus": obj("The metrics refresh.", props{
+			"status": str(`"idle"`), "started_at": map[string]any{"type": []string{"integer", "null"}},
+			"finished_at": map[string]any{"type": []string{"integer", "null"}}, "error": map[string]any{"type": []string{"string", "null"}},
+		}, "status"),
 
-	// Schedules (schedules.go).
-	"ScheduleResponse": obj("A schedule (Agno's ScheduleResponse). Times are epoch seconds.", props{
-		"id": str("The schedule id."), "user_id": orNull("string", "The owner; null for an unowned schedule."),
-		"name": str("Unique per owner."), "description": orNull("string", "What it is for."),
-		"method": str("The HTTP method it calls with."), "endpoint": str("The path of this server it calls."),
-		"payload":   map[string]any{"type": []string{"object", "null"}, "description": "A run endpoint's form fields, or any other endpoint's JSON body."},
-		"cron_expr": str("When it fires: five fields or a descriptor."), "timezone": str("The IANA time zone the cron reads in."),
-		"timeout_seconds": integer("How long an attempt may take."), "max_retries": integer("Attempts after a failed one."),
-		"retry_delay_seconds": integer("The wait before a retry."), "enabled": map[string]any{"type": "boolean"},
-		"next_run_at":     orNull("integer", "When it fires next; null when disabled."),
-		"managed_by":      orNull("string", "What made it (scheduler_tools for an agent's toolkit); null when made over REST."),
-		"target_type":     orNull("string", "The kind of component its provenance names: agent, team or workflow."),
-		"target_id":       orNull("string", "The component its provenance names."),
-		"disabled_reason": orNull("string", "Why the server disabled it (endpoint_drift:…, target_archived:…)."),
-		"created_at":      integer("When it was created."), "updated_at": orNull("integer", "When it last changed."),
-	}, "id", "user_id", "name", "description", "method", "endpoint", "payload", "cron_expr", "timezone", "timeout_seconds", "max_retries",
-		"retry_delay_seconds", "enabled", "next_run_at", "managed_by", "target_type", "target_id", "disabled_reason", "created_at", "updated_at"),
-	"SchedulePage": page("ScheduleResponse", "A page of schedules."),
-	"ScheduleCreate": obj("A new schedule (Agno's ScheduleCreate).", props{
-		"name":                map[string]any{"type": "string", "maxLength": 255, "pattern": "^[a-zA-Z0-9][a-zA-Z0-9 ._-]*$", "description": "Unique per owner."},
-		"cron_expr":           map[string]any{"type": "string", "maxLength": 128, "description": "Five fields (minute hour day-of-month month day-of-week) or a descriptor (@hourly, @daily, @every 10m)."},
-		"endpoint":            map[string]any{"type": "string", "maxLength": 512, "description": "A path of this server: starts with /, no ://, no whitespace. A run endpoint is POST /agents/{id}/runs (/teams/…, /workflows/…)."},
-		"method":              map[string]any{"type": "string", "enum": scheduleMethods, "default": "POST", "description": "Upper-cased."},
-		"description":         map[string]any{"type": "string", "maxLength": 1024},
-		"payload":             map[string]any{"type": "object", "description": "A run endpoint's form fields (message, session_id, metadata…), or any other endpoint's JSON body."},
-		"timezone":            map[string]any{"type": "string", "default": "UTC", "description": "An IANA time zone."},
-		"timeout_seconds":     map[string]any{"type": "integer", "minimum": 1, "maximum": 86400, "default": 3600},
-		"max_retries":         map[string]any{"type": "integer", "minimum": 0, "maximum": 10, "default": 0},
-		"retry_delay_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
-		"enabled":             map[string]any{"type": "boolean", "default": true},
-	}, "name", "cron_expr", "endpoint"),
-	"ScheduleUpdate": func() map[string]any {
-		s := obj("Fields of a schedule to change; any other key is a 422, and so is null but for description and payload.", props{
-			"name":                map[string]any{"type": "string", "maxLength": 255, "pattern": "^[a-zA-Z0-9][a-zA-Z0-9 ._-]*$"},
-			"description":         map[string]any{"type": []string{"string", "null"}, "maxLength": 1024, "description": "null or \"\" removes it."},
-			"method":              map[string]any{"type": "string", "enum": scheduleMethods},
-			"endpoint":            map[string]any{"type": "string", "maxLength": 512},
-			"payload":             map[string]any{"type": []string{"object", "null"}},
-			"cron_expr":           map[string]any{"type": "string", "maxLength": 128},
-			"timezone":            str("An IANA time zone."),
-			"timeout_seconds":     map[string]any{"type": "integer", "minimum": 1, "maximum": 86400},
-			"max_retries":         map[string]any{"type": "integer", "minimum": 0, "maximum": 10},
-			"retry_delay_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600},
-			"enabled":             map[string]any{"type": "boolean"},
-		})
-		s["additionalProperties"] = false
-		return s
-	}(),
-	"ScheduleStateResponse": obj("A schedule's state after enable or disable (Agno's ScheduleStateResponse).", props{
-		"id": str("The schedule id."), "name": str("Its name."), "enabled": map[string]any{"type": "boolean"},
-		"next_run_at": orNull("integer", "When it fires next, epoch seconds."), "updated_at": orNull("integer", "When it last changed, epoch seconds."),
-	}, "id", "name", "enabled", "next_run_at", "updated_at"),
-	"ScheduleRunResponse": obj("One attempt of a schedule (Agno's ScheduleRunResponse). Times are epoch seconds.", props{
-		"id": str("The attempt id."), "schedule_id": str("Its schedule."), "user_id": orNull("string", "The schedule's owner."),
-		"attempt":      integer("1 for a fire, 2 and on for its retries."),
-		"triggered_at": orNull("integer", "When it started."), "completed_at": orNull("integer", "When it ended; null while running."),
-		"status": map[string]any{"type": "string", "enum": []string{storage.ScheduleRunRunning, storage.ScheduleRunSuccess, storage.ScheduleRunFailed,
-			storage.ScheduleRunPaused, storage.ScheduleRunCancelled}, "description": "running until the run ends: COMPLETED is success, PAUSED paused, CANCELLED cancelled, ERROR or a timeout failed."},
-		"status_code": orNull("integer", "The HTTP status the endpoint answered."),
-		"run_id":      orNull("string", "The run it started (a run endpoint)."), "session_id": orNull("string", "That run's session."),
-		"error":        orNull("string", "Why it failed."),
-		"input":        map[string]any{"type": []string{"object", "null"}, "description": "The payload it was called with."},
-		"output":       map[string]any{"type": []string{"object", "null"}, "description": "{content, content_type}: the run's answer."},
-		"requirements": map[string]any{"type": []string{"array", "null"}, "description": "A paused run's requirements."},
-		"created_at":   integer("When it was written."),
-	}, "id", "schedule_id", "user_id", "attempt", "triggered_at", "completed_at", "status", "status_code", "run_id", "session_id", "error",
-		"input", "output", "requirements", "created_at"),
-	"ScheduleRunPage": page("ScheduleRunResponse", "A page of attempts."),
+		// Schedules (schedules.go).
+		"ScheduleResponse": obj("A schedule (Agno's ScheduleResponse). Times are epoch seconds.", props{
+			"id": str("The schedule id."), "user_id": orNull("string", "The owner; null for an unowned schedule."),
+			"name": str("Unique per owner."), "description": orNull("string", "What it is for."),
+			"method": str("The HTTP method it calls with."), "endpoint": str("The path of this server it calls."),
+			"payload":   map[string]any{"type": []string{"object", "null"}, "description": "A run endpoint's form fields, or any other endpoint's JSON body."},
+			"cron_expr": str("When it fires: five fields or a descriptor."), "timezone": str("The IANA time zone the cron reads in."),
+			"timeout_seconds": integer("How long an attempt may take."), "max_retries": integer("Attempts after a failed one."),
+			"retry_delay_seconds": integer("The wait before a retry."), "enabled": map[string]any{"type": "boolean"},
+			"next_run_at":     orNull("integer", "When it fires next; null when disabled."),
+			"managed_by":      orNull("string", "What made it (scheduler_tools for an agent's toolkit); null when made over REST."),
+			"target_type":     orNull("string", "The kind of component its provenance names: agent, team or workflow."),
+			"target_id":       orNull("string", "The component its provenance names."),
+			"disabled_reason": orNull("string", "Why the server disabled it (endpoint_drift:…, target_archived:…)."),
+			"created_at":      integer("When it was created."), "updated_at": orNull("integer", "When it last changed."),
+		}, "id", "user_id", "name", "description", "method", "endpoint", "payload", "cron_expr", "timezone", "timeout_seconds", "max_retries",
+			"retry_delay_seconds", "enabled", "next_run_at", "managed_by", "target_type", "target_id", "disabled_reason", "created_at", "updated_at"),
+		"SchedulePage": page("ScheduleResponse", "A page of schedules."),
+		"ScheduleCreate": obj("A new schedule (Agno's ScheduleCreate).", props{
+			"name":                map[string]any{"type": "string", "maxLength": 255, "pattern": "^[a-zA-Z0-9][a-zA-Z0-9 ._-]*$", "description": "Unique per owner."},
+			"cron_expr":           map[string]any{"type": "string", "maxLength": 128, "description": "Five fields (minute hour day-of-month month day-of-week) or a descriptor (@hourly, @daily, @every 10m)."},
+			"endpoint":            map[string]any{"type": "string", "maxLength": 512, "description": "A path of this server: starts with /, no ://, no whitespace. A run endpoint is POST /agents/{id}/runs (/teams/…, /workflows/…)."},
+			"method":              map[string]any{"type": "string", "enum": scheduleMethods, "default": "POST", "description": "Upper-cased."},
+			"description":         map[string]any{"type": "string", "maxLength": 1024},
+			"payload":             map[string]any{"type": "object", "description": "A run endpoint's form fields (message, session_id, metadata…), or any other endpoint's JSON body."},
+			"timezone":            map[string]any{"type": "string", "default": "UTC", "description": "An IANA time zone."},
+			"timeout_seconds":     map[string]any{"type": "integer", "minimum": 1, "maximum": 86400, "default": 3600},
+			"max_retries":         map[string]any{"type": "integer", "minimum": 0, "maximum": 10, "default": 0},
+			"retry_delay_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
+			"enabled":             map[string]any{"type": "boolean", "default": true},
+		}, "name", "cron_expr", "endpoint"),
+		"ScheduleUpdate": func() map[string]any {
+			s := obj("Fields of a schedule to change; any other key is a 422, and so is null but for description and payload.", props{
+				"name":                map[string]any{"type": "string", "maxLength": 255, "pattern": "^[a-zA-Z0-9][a-zA-Z0-9 ._-]*$"},
+				"description":         map[string]any{"type": []string{"string", "null"}, "maxLength": 1024, "description": "null or \"\" removes it."},
+				"method":              map[string]any{"type": "string", "enum": scheduleMethods},
+				"endpoint":            map[string]any{"type": "string", "maxLength": 512},
+				"payload":             map[string]any{"type": []string{"object", "null"}},
+				"cron_expr":           map[string]any{"type": "string", "maxLength": 128},
+				"timezone":            str("An IANA time zone."),
+				"timeout_seconds":     map[string]any{"type": "integer", "minimum": 1, "maximum": 86400},
+				"max_retries":         map[string]any{"type": "integer", "minimum": 0, "maximum": 10},
+				"retry_delay_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600},
+				"enabled":             map[string]any{"type": "boolean"},
+			})
+			s["additionalProperties"] = false
+			return s
+		}(),
+		"ScheduleStateResponse": obj("A schedule's state after enable or disable (Agno's ScheduleStateResponse).", props{
+			"id": str("The schedule id."), "name": str("Its name."), "enabled": map[string]any{"type": "boolean"},
+			"next_run_at": orNull("integer", "When it fires next, epoch seconds."), "updated_at": orNull("integer", "When it last changed, epoch seconds."),
+		}, "id", "name", "enabled", "next_run_at", "updated_at"),
+		"ScheduleRunResponse": obj("One attempt of a schedule (Agno's ScheduleRunResponse). Times are epoch seconds.", props{
+			"id": str("The attempt id."), "schedule_id": str("Its schedule."), "user_id": orNull("string", "The schedule's owner."),
+			"attempt":      integer("1 for a fire, 2 and on for its retries."),
+			"triggered_at": orNull("integer", "When it started."), "completed_at": orNull("integer", "When it ended; null while running."),
+			"status": map[string]any{"type": "string", "enum": []string{storage.ScheduleRunRunning, storage.ScheduleRunSuccess, storage.ScheduleRunFailed,
+				storage.ScheduleRunPaused, storage.ScheduleRunCancelled}, "description": "running until the run ends: COMPLETED is success, PAUSED paused, CANCELLED cancelled, ERROR or a timeout failed."},
+			"status_code": orNull("integer", "The HTTP status the endpoint answered."),
+			"run_id":      orNull("string", "The run it started (a run endpoint)."), "session_id": orNull("string", "That run's session."),
+			"error":        orNull("string", "Why it failed."),
+			"input":        map[string]any{"type": []string{"object", "null"}, "description": "The payload it was called with."},
+			"output":       map[string]any{"type": []string{"object", "null"}, "description": "{content, content_type}: the run's answer."},
+			"requirements": map[string]any{"type": []string{"array", "null"}, "description": "A paused run's requirements."},
+			"created_at":   integer("When it was written."),
+		}, "id", "schedule_id", "user_id", "attempt", "triggered_at", "completed_at", "status", "status_code", "run_id", "session_id", "error",
+			"input", "output", "requirements", "created_at"),
+		"ScheduleRunPage": page("ScheduleRunResponse", "A page of attempts."),
 
-	// Approvals (approvals.go).
-	"ApprovalResponse": obj("An admin approval (Agno's ApprovalResponse): every column of agno_approvals. Times are epoch seconds.", props{
-		"id": str("The approval id."), "run_id": str("The paused run."), "session_id": str("Its session."),
-		"status":        map[string]any{"type": "string", "enum": approvalStatuses, "description": "pending until resolved; expired once past expires_at."},
-		"source_type":   str("The kind of run: agent, team or workflow."),
-		"approval_type": map[string]any{"type": []string{"string", "null"}, "enum": []any{"required", "audit", nil}},
-		"pause_type":    orNull("string", "confirmation, user_input or external_execution."),
-		"tool_name":     orNull("string", "The first call that waits for approval."),
-		"tool_args":     map[string]any{"type": []string{"object", "null"}, "description": "Its arguments."},
-		"expires_at":    orNull("integer", "When a pending approval expires; null: never."),
-		"agent_id":      orNull("string", "The agent of an agent's run."), "team_id": orNull("string", "The team of a team's run."),
-		"workflow_id": orNull("string", "The workflow of a workflow's run."), "user_id": orNull("string", "The run's user."),
-		"schedule_id": orNull("string", "The schedule that started the run."), "schedule_run_id": orNull("string", "The schedule's attempt."),
-		"source_name":     orNull("string", "The name of the agent, team or workflow."),
-		"requirements":    map[string]any{"type": []string{"array", "null"}, "description": "The paused run's requirements."},
-		"context":         map[string]any{"type": []string{"object", "null"}, "description": "{tool_names, source_name}."},
-		"resolution_data": map[string]any{"type": []string{"object", "null"}, "description": "What the resolver sent: values for user input, result for an external execution."},
-		"resolved_by":     orNull("string", "Who resolved it."), "resolved_at": orNull("integer", "When."),
-		"created_at": integer("When it was recorded."), "updated_at": orNull("integer", "When it last changed."),
-		"run_status": orNull("string", "The run's status (PAUSED, RUNNING, COMPLETED…): whether it was continued."),
-	}, "id", "run_id", "session_id", "status", "source_type", "created_at"),
-	"ApprovalPage": page("ApprovalResponse", "A page of approvals."),
-	"ApprovalStatus": obj("An approval's status, for polling.", props{
-		"approval_id": str("The approval id."),
-		"status":      map[string]any{"type": "string", "enum": approvalStatuses},
-		"run_id":      str("The paused run."), "resolved_at": orNull("integer", "When it was resolved, epoch seconds."),
-		"resolved_by": orNull("string", "Who resolved it."),
-	}, "approval_id", "status", "run_id", "resolved_at", "resolved_by"),
-	"ApprovalCount": obj("How many approvals are pending.", props{"count": integer("The pending approvals.")}, "count"),
-	"ApprovalResolve": obj("A decision on an approval.", props{
-		"status":          map[string]any{"type": "string", "enum": []string{storage.ApprovalApproved, storage.ApprovalRejected}},
-		"resolved_by":     map[string]any{"type": "string", "maxLength": maxResolvedByChars, "description": "Who decides; the caller's subject replaces it when there is one."},
-		"resolution_data": map[string]any{"type": "object", "description": "values: the user input of a call that asks for it; result: the result of an external execution."},
-	}, "status"),
+		// Approvals (approvals.go).
+		"ApprovalResponse": obj("An admin approval (Agno's ApprovalResponse): every column of agno_approvals. Times are epoch seconds.", props{
+			"id": str("The approval id."), "run_id": str("The paused run."), "session_id": str("Its session."),
+			"status":        map[string]any{"type": "string", "enum": approvalStatuses, "description": "pending until resolved; expired once past expires_at."},
+			"source_type":   str("The kind of run: agent, team or workflow."),
+			"approval_type": map[string]any{"type": []string{"string", "null"}, "enum": []any{"required", "audit", nil}},
+			"pause_type":    orNull("string", "confirmation, user_input or external_execution."),
+			"tool_name":     orNull("string", "The first call that waits for approval."),
+			"tool_args":     map[string]any{"type": []string{"object", "null"}, "description": "Its arguments."},
+			"expires_at":    orNull("integer", "When a pending approval expires; null: never."),
+			"agent_id":      orNull("string", "The agent of an agent's run."), "team_id": orNull("string", "The team of a team's run."),
+			"workflow_id": orNull("string", "The workflow of a workflow's run."), "user_id": orNull("string", "The run's user."),
+			"schedule_id": orNull("string", "The schedule that started the run."), "schedule_run_id": orNull("string", "The schedule's attempt."),
+			"source_name":     orNull("string", "The name of the agent, team or workflow."),
+			"requirements":    map[string]any{"type": []string{"array", "null"}, "description": "The paused run's requirements."},
+			"context":         map[string]any{"type": []string{"object", "null"}, "description": "{tool_names, source_name}."},
+			"resolution_data": map[string]any{"type": []string{"object", "null"}, "description": "What the resolver sent: values for user input, result for an external execution."},
+			"resolved_by":     orNull("string", "Who resolved it."), "resolved_at": orNull("integer", "When."),
+			"created_at": integer("When it was recorded."), "updated_at": orNull("integer", "When it last changed."),
+			"run_status": orNull("string", "The run's status (PAUSED, RUNNING, COMPLETED…): whether it was continued."),
+		}, "id", "run_id", "session_id", "status", "source_type", "created_at"),
+		"ApprovalPage": page("ApprovalResponse", "A page of approvals."),
+		"ApprovalStatus": obj("An approval's status, for polling.", props{
+			"approval_id": str("The approval id."),
+			"status":      map[string]any{"type": "string", "enum": approvalStatuses},
+			"run_id":      str("The paused run."), "resolved_at": orNull("integer", "When it was resolved, epoch seconds."),
+			"resolved_by": orNull("string", "Who resolved it."),
+		}, "approval_id", "status", "run_id", "resolved_at", "resolved_by"),
+		"ApprovalCount": obj("How many approvals are pending.", props{"count": integer("The pending approvals.")}, "count"),
+		"ApprovalResolve": obj("A decision on an approval.", props{
+			"status":          map[string]any{"type": "string", "enum": []string{storage.ApprovalApproved, storage.ApprovalRejected}},
+			"resolved_by":     map[string]any{"type": "string", "maxLength": maxResolvedByChars, "description": "Who decides; the caller's subject replaces it when there is one."},
+			"resolution_data": map[string]any{"type": "object", "description": "values: the user input of a call that asks for it; result: the result of an external execution."},
+		}, "status"),
 
-	// Service accounts (serviceaccounts.go).
-	"ServiceAccountCreate": obj("A new service account.", props{
-		"name": map[string]any{"type": "string", "pattern": serviceAccountNamePattern, "description": "Unique among unrevoked accounts."},
-		"scopes": map[string]any{"type": "array", "minItems": 1, "items": ref("ScopeGrant"),
-			"description": "The scopes to grant; left out: " + strings.Join(defaultServiceAccountScopes, ", ") + "."},
-		"expires_in_days":         map[string]any{"type": "integer", "minimum": 1, "maximum": maxExpiresInDays, "default": defaultExpiresInDays},
-		"never_expires":           map[string]any{"type": "boolean", "default": false, "description": "A token only revocation ends."},
-		"allow_privileged_scopes": map[string]any{"type": "boolean", "default": false, "description": "Needed to grant write, delete, service_accounts or admin scopes."},
-	}, "name"),
-	"ScopeGrant": obj("A scope to grant.", props{
-		"scope":  str("resource:action, resource:<id>:action, resource:*:action, or the admin scope."),
-		"effect": map[string]any{"type": "string", "enum": []string{"allow"}, "default": "allow"},
-	}, "scope"),
-	"ServiceAccountScope": obj("A granted scope, split (Agno's ScopeSchema).", props{
-		"id": map[string]any{"type": "null"}, "raw": str("The scope as granted."), "namespace": str("Its resource."),
-		"sub_namespace": orNull("string", "Its resource id, if any."), "permission": orNull("string", "Its action; null for a scope without one."),
-		"value": map[string]any{"type": "string", "enum": []string{"allow"}},
-	}, "id", "raw", "namespace", "sub_namespace", "permission", "value"),
-	"ServiceAccountResponse": obj("A service account (Agno's ServiceAccountResponse). Times are epoch seconds.", props{
-		"id": str("The account id."), "name": str("Its name."), "principal": str("sa:<name>: the caller its token authenticates."),
-		"user_id": orNull("string", "Who owns it: whoever minted it."), "token_prefix": str("The token's first 16 characters."),
-		"scopes":     arrayOf(ref("ServiceAccountScope")),
-		"created_at": integer("When it was minted."), "expires_at": orNull("integer", "When its token expires; null: never."),
-		"last_used_at": orNull("integer", "When its token was last used (written at most once a minute)."),
-		"revoked_at":   orNull("integer", "When it was revoked."), "created_by": orNull("string", "Who minted it."),
-	}, "id", "name", "principal", "user_id", "token_prefix", "scopes", "created_at", "expires_at", "last_used_at", "revoked_at", "created_by"),
-	"ServiceAccountCreateResponse": map[string]any{
-		"description": "A new service account and its token, shown this once.",
-		"allOf": []any{ref("ServiceAccountResponse"), obj("", props{
-			"token": str("agno_pat_…: send it as `Authorization: Bearer <token>`."),
-		}, "token")},
-	},
-	"ServiceAccountPage": page("ServiceAccountResponse", "A page of service accounts."),
-}
+		// Service accounts (serviceaccounts.go).
+		"ServiceAccountCreate": obj("A new service account.", props{
+			"name": map[string]any{"type": "string", "pattern": serviceAccountNamePattern, "description": "Unique among unrevoked accounts."},
+			"scopes": map[string]any{"type": "array", "minItems": 1, "items": ref("ScopeGrant"),
+				"description": "The scopes to grant; left out: " + strings.Join(defaultServiceAccountScopes, ", ") + "."},
+			"expires_in_days":         map[string]any{"type": "integer", "minimum": 1, "maximum": maxExpiresInDays, "default": defaultExpiresInDays},
+			"never_expires":           map[string]any{"type": "boolean", "default": false, "description": "A token only revocation ends."},
+			"allow_privileged_scopes": map[string]any{"type": "boolean", "default": false, "description": "Needed to grant write, delete, service_accounts or admin scopes."},
+		}, "name"),
+		"ScopeGrant": obj("A scope to grant.", props{
+			"scope":  str("resource:action, resource:<id>:action, resource:*:action, or the admin scope."),
+			"effect": map[string]any{"type": "string", "enum": []string{"allow"}, "default": "allow"},
+		}, "scope"),
+		"ServiceAccountScope": obj("A granted scope, split (Agno's ScopeSchema).", props{
+			"id": map[string]any{"type": "null"}, "raw": str("The scope as granted."), "namespace": str("Its resource."),
+			"sub_namespace": orNull("string", "Its resource id, if any."), "permission": orNull("string", "Its action; null for a scope without one."),
+			"value": map[string]any{"type": "string", "enum": []string{"allow"}},
+		}, "id", "raw", "namespace", "sub_namespace", "permission", "value"),
+		"ServiceAccountResponse": obj("A service account (Agno's ServiceAccountResponse). Times are epoch seconds.", props{
+			"id": str("The account id."), "name": str("Its name."), "principal": str("sa:<name>: the caller its token authenticates."),
+			"user_id": orNull("string", "Who owns it: whoever minted it."), "token_prefix": str("The token's first 16 characters."),
+			"scopes":     arrayOf(ref("ServiceAccountScope")),
+			"created_at": integer("When it was minted."), "expires_at": orNull("integer", "When its token expires; null: never."),
+			"last_used_at": orNull("integer", "When its token was last used (written at most once a minute)."),
+			"revoked_at":   orNull("integer", "When it was revoked."), "created_by": orNull("string", "Who minted it."),
+		}, "id", "name", "principal", "user_id", "token_prefix", "scopes", "created_at", "expires_at", "last_used_at", "revoked_at", "created_by"),
+		"ServiceAccountCreateResponse": map[string]any{
+			"description": "A new service account and its token, shown this once.",
+			"allOf": []any{ref("ServiceAccountResponse"), obj("", props{
+				"token": str("agno_pat_…: send it as `Authorization: Bearer <token>`."),
+			}, "token")},
+		},
+		"ServiceAccountPage": page("ServiceAccountResponse", "A page of service accounts."),
+	}
+})
 
 // props are an object schema's properties.
 type props map[string]any
@@ -1485,7 +1495,7 @@ func (r apiRoute) samplePath() string {
 // stub serves their path ([mountFeature]).
 func mounted(mux *http.ServeMux) []apiRoute {
 	var out []apiRoute
-	for _, r := range apiRoutes {
+	for _, r := range apiRoutes() {
 		_, pattern := mux.Handler(r.sampleRequest())
 		if pattern == r.method+" "+r.path || r.osdb && strings.TrimSuffix(pattern, "/") == "/"+r.firstSegment() {
 			out = append(out, r)
@@ -1533,7 +1543,7 @@ func (o *OS) openAPIDocument(routes []apiRoute) map[string]any {
 		"tags":  tagList,
 		"paths": paths,
 		"components": map[string]any{
-			"schemas": apiSchemas,
+			"schemas": apiSchemas(),
 			"securitySchemes": map[string]any{
 				"bearerAuth": map[string]any{
 					"type": "http", "scheme": "bearer",
@@ -1820,7 +1830,7 @@ func (p apiParam) view(in string) docsParam {
 
 // schemaFields lists an object schema's fields, required ones marked.
 func schemaFields(name string) string {
-	s, _ := apiSchemas[name].(map[string]any)
+	s, _ := apiSchemas()[name].(map[string]any)
 	properties, _ := s["properties"].(map[string]any)
 	required, _ := s["required"].([]string)
 	fields := make([]string, 0, len(properties))

@@ -78,13 +78,13 @@ func TestOpenAPISchemasMatchOSDatabaseAnswers(t *testing.T) {
 		"ServiceAccountResponse": serviceAccountResponse{},
 		"ServiceAccountScope":    scopeSchema{},
 	} {
-		properties := apiSchemas[schema].(map[string]any)["properties"].(map[string]any)
+		properties := apiSchemas()[schema].(map[string]any)["properties"].(map[string]any)
 		require.ElementsMatch(t, jsonFields(reflect.TypeOf(answer)), keys(properties), schema)
 	}
 	// The create answer is the account and its token.
 	created := jsonFields(reflect.TypeOf(serviceAccountCreateResponse{}))
 	require.Contains(t, created, "token")
-	account := apiSchemas["ServiceAccountResponse"].(map[string]any)["properties"].(map[string]any)
+	account := apiSchemas()["ServiceAccountResponse"].(map[string]any)["properties"].(map[string]any)
 	require.ElementsMatch(t, slices.DeleteFunc(created, func(f string) bool { return f == "token" }), keys(account))
 }
 

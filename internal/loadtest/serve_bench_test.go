@@ -73,9 +73,10 @@ agents:
 var listening = regexp.MustCompile(`msg="AgentOS listening".* addr=(\S+)`)
 
 // startServe starts `agnogo serve` on a free port with a new SQLite
-// database and the config above, and returns its process and base URL. The
-// process is stopped with SIGTERM when the benchmark ends.
-func startServe(b *testing.B, modelURL string) (*os.Process, string) {
+// database and the config above, and returns its process, its base URL and
+// a function that stops it with SIGTERM, which runs at the latest when the
+// benchmark ends. env is added to the process's environment.
+func startServe(b *testing.B, modelURL string, env ...string) (*os.Process, string, func()) {
 	dir := b.TempDir()
 	configPath := filepath.Join(dir, "agnogo.yaml")
 	if err := os.WriteFile(configPath, fmt.Appendf(nil, serveConfig, modelURL), 0o600); err != nil {
@@ -85,6 +86,7 @@ func startServe(b *testing.B, modelURL string) (*os.Process, string) {
 		"--db", "sqlite://"+filepath.Join(dir, "agnogo.db"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
+	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -105,7 +107,7 @@ func startServe(b *testing.B, modelURL string) (*os.Process, string) {
 		_, _ = io.Copy(io.Discard, stderr) // keep the pipe drained
 		exited <- cmd.Wait()
 	}()
-	b.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
@@ -117,34 +119,25 @@ func startServe(b *testing.B, modelURL string) (*os.Process, string) {
 			b.Error("agnogo serve did not stop within 20s of SIGTERM")
 		}
 	})
+	b.Cleanup(stop)
 	select {
 	case a := <-addr:
-		return cmd.Process, "http://" + a
+		return cmd.Process, "http://" + a, stop
 	case err := <-exited:
 		b.Fatalf("agnogo serve exited before listening: %v", err)
 	case <-time.After(30 * time.Second):
 		b.Fatal("agnogo serve did not log its address within 30s")
 	}
-	return nil, ""
+	return nil, "", stop
 }
 
-// BenchmarkServeBinary measures the built `agnogo serve` process: its
-// resident memory idle (idle-rss-MiB, VmRSS one second after it answers
-// /health) and at its peak under load (peak-rss-MiB, VmHWM after the load),
-// and the runs/s, p50-ms and p99-ms that 32 concurrent clients see sending
-// stream=false runs, each in a new session. The model is the OpenAI
-// Chat Completions fake of internal/fakeopenai on a loopback port, in this
-// process, so every run also makes one HTTP call to it. One op is one run.
-func BenchmarkServeBinary(b *testing.B) {
-	const clients = 32
-	fake := fakeopenai.New(b)
-	replies := make([]fakeopenai.Reply, b.N)
-	for i := range replies {
-		replies[i] = fakeopenai.Text(serveReply)
-	}
-	fake.Enqueue(replies...)
-	process, baseURL := startServe(b, fake.URL)
+// idleRSSTarget is the resident memory an idle `agnogo serve` should stay
+// within.
+const idleRSSTarget = 40 << 20
 
+// idleMemory is the resident memory of the `agnogo serve` process idle: one
+// second after it answers /health.
+func idleMemory(b *testing.B, process *os.Process, baseURL string) loadtest.Memory {
 	health, err := http.Get(baseURL + "/health")
 	if err != nil {
 		b.Fatal(err)
@@ -156,6 +149,37 @@ func BenchmarkServeBinary(b *testing.B) {
 	idle, err := loadtest.ReadMemory(process.Pid)
 	if err != nil {
 		b.Fatal(err)
+	}
+	return idle
+}
+
+// BenchmarkServeBinary measures the built `agnogo serve` process: its
+// resident memory idle (idle-rss-MiB, VmRSS one second after it answers
+// /health; target idleRSSTarget, logged) and at its peak under load
+// (peak-rss-MiB, VmHWM after the load), and the runs/s, p50-ms and p99-ms
+// that 32 concurrent clients see sending stream=false runs, each in a new
+// session. The Go runtime returns freed memory with MADV_DONTNEED
+// (GODEBUG=madvdontneed=1, its default on Linux), which takes it out of the
+// resident size at once; idle-rss-madvfree-MiB is the idle size of a second
+// server run with madvdontneed=0 (MADV_FREE, whose pages leave the resident
+// size only when the kernel reclaims them). The model is the OpenAI Chat
+// Completions fake of internal/fakeopenai on a loopback port, in this
+// process, so every run also makes one HTTP call to it. One op is one run.
+func BenchmarkServeBinary(b *testing.B) {
+	const clients = 32
+	fake := fakeopenai.New(b)
+	replies := make([]fakeopenai.Reply, b.N)
+	for i := range replies {
+		replies[i] = fakeopenai.Text(serveReply)
+	}
+	fake.Enqueue(replies...)
+	process, baseURL, _ := startServe(b, fake.URL)
+	idle := idleMemory(b, process, baseURL)
+	madvFreeProcess, madvFreeURL, stopMadvFree := startServe(b, fake.URL, "GODEBUG=madvdontneed=0")
+	idleMadvFree := idleMemory(b, madvFreeProcess, madvFreeURL)
+	stopMadvFree()
+	if idle.RSS > idleRSSTarget {
+		b.Logf("idle RSS %.1f MiB is above the target of %.0f MiB", loadtest.MiB(idle.RSS), loadtest.MiB(idleRSSTarget))
 	}
 
 	client := loadtest.NewClient(baseURL, clients)
@@ -187,5 +211,6 @@ func BenchmarkServeBinary(b *testing.B) {
 	b.ReportMetric(loadtest.Milliseconds(result.Latencies.Quantile(0.50)), "p50-ms")
 	b.ReportMetric(loadtest.Milliseconds(result.Latencies.Quantile(0.99)), "p99-ms")
 	b.ReportMetric(loadtest.MiB(idle.RSS), "idle-rss-MiB")
+	b.ReportMetric(loadtest.MiB(idleMadvFree.RSS), "idle-rss-madvfree-MiB")
 	b.ReportMetric(loadtest.MiB(loaded.Peak), "peak-rss-MiB")
 }
