@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"iter"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -114,12 +113,7 @@ func TestHistoryWithTwoReplicasAlternating(t *testing.T) {
 
 				requests := r.model.Requests()
 				sent := requests[len(requests)-1].Messages
-				var history []string
-				for _, msg := range sent[1 : len(sent)-1] {
-					if msg.Role == run.RoleUser {
-						history = append(history, msg.Content.(string))
-					}
-				}
+				history := userInputs(requests[len(requests)-1])
 				want := finished[max(0, len(finished)-3):]
 				require.Equal(t, append([]string(nil), want...), append([]string(nil), history...), "turn %d on %c: the history sent to the model", turn, who)
 				require.Len(t, sent, 2+2*len(want), "turn %d: system, two messages per history run, the input", turn)
@@ -139,45 +133,16 @@ func TestHistoryWithTwoReplicasAlternating(t *testing.T) {
 	}
 }
 
-// gateModel answers at once, except a request whose input is "slow",
-// which waits until release closes. It records the inputs of the history
-// each request carried.
-type gateModel struct {
-	release, arrived chan struct{}
-	histories        chan []string
-}
-
-func (m *gateModel) Info() model.Info { return model.Info{ID: "gate", Provider: "Test"} }
-
-func (m *gateModel) Invoke(ctx context.Context, req *model.Request) (*model.Response, error) {
-	input := req.Messages[len(req.Messages)-1].Content
-	if input == "slow" {
-		close(m.arrived)
-		select {
-		case <-m.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	var history []string
+// userInputs are the user messages of a request between its system
+// message and its input: the history it carried.
+func userInputs(req *model.Request) []string {
+	var inputs []string
 	for _, msg := range req.Messages[1 : len(req.Messages)-1] {
 		if msg.Role == run.RoleUser {
-			history = append(history, msg.Content.(string))
+			inputs = append(inputs, msg.Content.(string))
 		}
 	}
-	m.histories <- history
-	return &model.Response{Content: "noted", StopReason: "stop"}, nil
-}
-
-func (m *gateModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
-	return func(yield func(*model.Chunk, error) bool) {
-		resp, err := m.Invoke(ctx, req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		yield(&model.Chunk{Response: resp}, nil)
-	}
+	return inputs
 }
 
 // TestHistoryOfRunsFinishingOutOfOrder: two runs of one session in one
@@ -190,7 +155,15 @@ func TestHistoryOfRunsFinishingOutOfOrder(t *testing.T) {
 			store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "order.db")})
 			require.NoError(t, err)
 			t.Cleanup(func() { store.Close() })
-			m := &gateModel{release: make(chan struct{}), arrived: make(chan struct{}), histories: make(chan []string, 8)}
+			// The model answers at once, except to "slow", which waits for release.
+			release, arrived := make(chan struct{}), make(chan struct{})
+			m := scripted.New([]scripted.Reply{scripted.Respond(func(req *model.Request) scripted.Reply {
+				if req.Messages[len(req.Messages)-1].Content == "slow" {
+					close(arrived)
+					<-release
+				}
+				return scripted.Text("noted")
+			})}, scripted.Loop())
 			a, err := agent.New(agent.Config{ID: "assistant", Model: m, Instructions: "You are helpful.", Store: store, AddHistoryToContext: true, SessionCacheSize: cacheSize})
 			require.NoError(t, err)
 			ctx := t.Context()
@@ -198,20 +171,29 @@ func TestHistoryOfRunsFinishingOutOfOrder(t *testing.T) {
 				_, err := a.Run(ctx, &run.Input{InputContent: input, SessionID: "s", PersistOnStart: true})
 				return err
 			}
+			historyOf := func(input string) []string {
+				for _, req := range m.Requests() {
+					if req.Messages[len(req.Messages)-1].Content == input {
+						return userInputs(req)
+					}
+				}
+				t.Fatalf("no request for %q", input)
+				return nil
+			}
 			require.NoError(t, turn("first"))
-			require.Empty(t, <-m.histories)
+			require.Empty(t, historyOf("first"))
 
 			slow := make(chan error, 1)
 			go func() { slow <- turn("slow") }()
-			<-m.arrived // the slow run is stored RUNNING, after "first"
+			<-arrived // the slow run is stored RUNNING, after "first"
 			require.NoError(t, turn("fast"))
-			require.Equal(t, []string{"first"}, <-m.histories, "fast: the slow run has not finished")
-			close(m.release)
+			require.Equal(t, []string{"first"}, historyOf("fast"), "fast: the slow run has not finished")
+			close(release)
 			require.NoError(t, <-slow)
-			require.Equal(t, []string{"first"}, <-m.histories, "slow")
+			require.Equal(t, []string{"first"}, historyOf("slow"))
 
 			require.NoError(t, turn("next"))
-			require.Equal(t, []string{"first", "slow", "fast"}, <-m.histories, "next: the runs in session order")
+			require.Equal(t, []string{"first", "slow", "fast"}, historyOf("next"), "next: the runs in session order")
 		})
 	}
 }

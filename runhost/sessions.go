@@ -70,8 +70,6 @@ type cachedRun struct {
 	out   *run.Output
 }
 
-func newSessionCache(size int) *sessionCache { return &sessionCache{max: size} }
-
 // enabled reports whether the cache keeps anything.
 func (c *sessionCache) enabled() bool { return c.max > 0 }
 
@@ -166,7 +164,7 @@ func (h *Host) OpenSession(ctx context.Context, fresh *storage.Session, runID st
 	}
 	c := &h.sessions
 	c.mu.Lock()
-	if e := c.get(fresh.SessionID); e != nil && e.session != nil && e.version == v {
+	if e := c.get(fresh.SessionID); e != nil && e.version == v {
 		session := cloneSession(e.session)
 		c.mu.Unlock()
 		return session, row, nil
@@ -220,7 +218,7 @@ func (r *Run) History(ctx context.Context, q storage.HistoryQuery) ([]*run.Outpu
 		for _, out := range runs {
 			e.history = append(e.history, cachedRun{index: -1, out: historyCopy(out)})
 		}
-		e.historyKnown, e.depth, e.all = true, max(q.N, e.depth), len(runs) < q.N
+		e.historyKnown, e.depth, e.all = true, q.N, len(runs) < q.N
 	}
 	return runs, nil
 }

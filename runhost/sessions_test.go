@@ -32,7 +32,7 @@ func historyIDs(e *cachedSession) []string {
 // one is applied (a completed run joins the history by run_index); a gap
 // means another writer, and the session is forgotten.
 func TestSessionCacheFollowsItsOwnWrites(t *testing.T) {
-	c := newSessionCache(4)
+	c := &sessionCache{max: 4}
 	created := &storage.Session{SessionID: "s"}
 	c.saved(cacheRun("r0", run.StatusCompleted), created, stored(0), 0)
 	e := c.get("s")
@@ -74,7 +74,7 @@ func TestSessionCacheFollowsItsOwnWrites(t *testing.T) {
 
 // TestSessionCacheIsBounded: the least recently used session goes first.
 func TestSessionCacheIsBounded(t *testing.T) {
-	c := newSessionCache(2)
+	c := &sessionCache{max: 2}
 	for _, id := range []string{"a", "b"} {
 		c.put(&cachedSession{id: id})
 	}
@@ -83,5 +83,5 @@ func TestSessionCacheIsBounded(t *testing.T) {
 	require.Nil(t, c.get("b"))
 	require.NotNil(t, c.get("a"))
 	require.NotNil(t, c.get("c"))
-	require.False(t, newSessionCache(0).enabled(), "size 0 keeps nothing")
+	require.False(t, (&sessionCache{}).enabled(), "size 0 keeps nothing")
 }

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,10 +51,7 @@ func (s *Store) sessionSave(in *storage.Session) (func(ctx context.Context, tx C
 		if err := row.Scan(nullString{&userID}, &stored.CreatedAt, nullInt64{&stored.UpdatedAt}, nullInt64{&stored.UpdateCount}); err != nil {
 			return nil, err
 		}
-		stored.UserID = userID
-		if stored.SessionType == "" {
-			stored.SessionType = storage.SessionTypeAgent
-		}
+		stored.UserID, stored.SessionType = userID, sessionTypeOf(in)
 		return &stored, nil
 	})
 }
@@ -87,10 +85,7 @@ func (s *Store) sessionArgs(in *storage.Session, verb string) ([]any, error) {
 	if in == nil || in.SessionID == "" {
 		return nil, storage.Invalidf("session_id is required")
 	}
-	sessionType := in.SessionType
-	if sessionType == "" {
-		sessionType = storage.SessionTypeAgent
-	}
+	sessionType := sessionTypeOf(in)
 	if !sessionType.Valid() {
 		return nil, storage.Invalidf("session_type %q: want agent, team or workflow", in.SessionType)
 	}
@@ -105,6 +100,12 @@ func (s *Store) sessionArgs(in *storage.Session, verb string) ([]any, error) {
 	}
 	return []any{in.SessionID, string(sessionType), nullable(in.AgentID), nullable(in.TeamID), nullable(in.WorkflowID),
 		nullable(in.UserID), docs[0], docs[1], docs[2], docs[3], docs[4], docs[5], createdAt, now}, nil
+}
+
+// sessionTypeOf is the session_type a session is written with: agent
+// unless it says otherwise.
+func sessionTypeOf(in *storage.Session) storage.SessionType {
+	return cmp.Or(in.SessionType, storage.SessionTypeAgent)
 }
 
 // sessionWriteErr turns a session write's error into the store's.
@@ -155,12 +156,14 @@ func (s *Store) GetSession(ctx context.Context, sessionID string, opts storage.G
 // SessionVersion implements [storage.SessionVersioner]: one indexed read
 // of two columns of the session row, with a primary-key probe of the run.
 func (s *Store) SessionVersion(ctx context.Context, sessionID, userID, runID string) (storage.SessionVersion, bool, error) {
-	where, args := userScope("user_id", userID, "session_id = ?", sessionID)
+	// Every turn reads this: its two texts are built once (statements).
+	query, args := s.stmts.sessionVersion, []any{runID, sessionID, sessionID}
+	if userID != "" {
+		query, args = s.stmts.sessionVersionScoped, append(args, userID)
+	}
 	var v storage.SessionVersion
 	var stored bool
-	err := s.db.Reader().QueryRow(ctx, fmt.Sprintf("SELECT update_count, updated_at, EXISTS (SELECT 1 FROM %s WHERE run_id = ? AND session_id = ?) FROM %s WHERE %s",
-		s.tables.runs, s.tables.sessions, where), append([]any{runID, sessionID}, args...)...).
-		Scan(&v.UpdateCount, nullInt64{&v.UpdatedAt}, &stored)
+	err := s.db.Reader().QueryRow(ctx, query, args...).Scan(&v.UpdateCount, nullInt64{&v.UpdatedAt}, &stored)
 	if errors.Is(err, ErrNoRows) {
 		return v, false, notFound("session", sessionID)
 	}

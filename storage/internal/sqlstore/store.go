@@ -70,6 +70,9 @@ type statements struct {
 	// sessionBump counts a change to a session's runs and returns the
 	// session's owner; it locks the row until the transaction ends.
 	sessionBump string
+	// sessionVersion and sessionVersionScoped are [Store.SessionVersion]'s
+	// read, unscoped and scoped to a user.
+	sessionVersion, sessionVersionScoped string
 }
 
 var (
@@ -110,6 +113,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		metricsUpsert: s.metricsUpsertStatement(), metricsPending: s.metricsInsertStatement(),
 		sessionBump: fmt.Sprintf("UPDATE %s SET update_count = update_count + 1 WHERE session_id = ? RETURNING user_id", s.tables.sessions),
 	}
+	s.stmts.sessionVersion = fmt.Sprintf("SELECT update_count, updated_at, EXISTS (SELECT 1 FROM %s WHERE run_id = ? AND session_id = ?) FROM %s WHERE session_id = ?",
+		s.tables.runs, s.tables.sessions)
+	s.stmts.sessionVersionScoped = s.stmts.sessionVersion + " AND user_id = ?"
 	if !cfg.SkipSchemaCheck {
 		if err := s.checkSchema(ctx, cfg.AutoMigrate); err != nil {
 			return nil, err
