@@ -278,11 +278,16 @@ func (s *Store) GetRuns(ctx context.Context, q storage.RunQuery) ([]storage.RunR
 	var conds []string
 	var args []any
 	add := func(cond string, arg ...any) { conds = append(conds, cond); args = append(args, arg...) }
+	// The runs of one session are found through its index: the other
+	// filters are hidden from the planner, which could otherwise walk every
+	// run of a status, or all of a user's, across the database.
+	userID, status, createdAt := "user_id", "status", "created_at"
 	if q.SessionID != "" {
 		add("session_id = ?", q.SessionID)
+		userID, status, createdAt = s.dialect.unindexed(userID), s.dialect.unindexed(status), "(created_at + 0)"
 	}
 	if q.UserID != "" {
-		add("user_id = ?", q.UserID)
+		add(userID+" = ?", q.UserID)
 	}
 	if len(q.Statuses) > 0 {
 		marks := make([]string, len(q.Statuses))
@@ -293,13 +298,13 @@ func (s *Store) GetRuns(ctx context.Context, q storage.RunQuery) ([]storage.RunR
 			marks[i] = "?"
 			args = append(args, string(status))
 		}
-		conds = append(conds, "status IN ("+strings.Join(marks, ", ")+")")
+		conds = append(conds, status+" IN ("+strings.Join(marks, ", ")+")")
 	}
 	if q.CreatedAfter != 0 {
-		add("created_at >= ?", q.CreatedAfter)
+		add(createdAt+" >= ?", q.CreatedAfter)
 	}
 	if q.CreatedBefore != 0 {
-		add("created_at <= ?", q.CreatedBefore)
+		add(createdAt+" <= ?", q.CreatedBefore)
 	}
 	records, total, err := listPage(ctx, s.db.Reader(), listing{
 		table: s.tables.runs, columns: runColumns, where: whereClause(conds), args: args,
