@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/internal/sqlstore"
@@ -49,6 +50,20 @@ func (s *Store) StartRunTx(ctx context.Context, tx pgx.Tx, session *storage.Sess
 type lazyTx struct {
 	conn  *pgx.Conn
 	begun bool
+	// atCommit holds statements sent with the COMMIT
+	// ([sqlstore.CommitExecer]).
+	atCommit []queued
+}
+
+// queued is a statement held for the COMMIT.
+type queued struct {
+	query string
+	args  []any
+}
+
+// ExecAtCommit implements [sqlstore.CommitExecer].
+func (t *lazyTx) ExecAtCommit(query string, args ...any) {
+	t.atCommit = append(t.atCommit, queued{rebind(query), args})
 }
 
 // begin sends BEGIN with the first statement and returns that statement's
@@ -109,6 +124,9 @@ func (t *lazyTx) QueryRow(ctx context.Context, query string, args ...any) sqlsto
 // commit commits what ran; a transaction the server had to abort reports
 // [pgx.ErrTxCommitRollback].
 func (t *lazyTx) commit(ctx context.Context) error {
+	if len(t.atCommit) > 0 {
+		return t.commitBatch(ctx)
+	}
 	if !t.begun {
 		return nil
 	}
@@ -116,6 +134,44 @@ func (t *lazyTx) commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return committed(tag)
+}
+
+// commitBatch sends the statements held for the COMMIT and the COMMIT in
+// one batch (after BEGIN when nothing ran yet). When one fails the server
+// skips the rest, COMMIT included, and the transaction is rolled back.
+func (t *lazyTx) commitBatch(ctx context.Context) error {
+	b := &pgx.Batch{}
+	if !t.begun {
+		b.Queue("BEGIN")
+		t.begun = true
+	}
+	for _, q := range t.atCommit {
+		b.Queue(q.query, q.args...)
+	}
+	b.Queue("COMMIT")
+	t.atCommit = nil
+	results := t.conn.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	var err error
+	for range b.Len() {
+		if tag, err = results.Exec(); err != nil {
+			break
+		}
+	}
+	if closeErr := results.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		t.rollback(ctx)
+		return err
+	}
+	return committed(tag)
+}
+
+// committed reads COMMIT's tag: a transaction the server had to abort
+// reports [pgx.ErrTxCommitRollback].
+func committed(tag pgconn.CommandTag) error {
 	if tag.String() == "ROLLBACK" {
 		return pgx.ErrTxCommitRollback
 	}

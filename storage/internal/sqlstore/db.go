@@ -31,6 +31,34 @@ type Conn interface {
 	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
+// CommitExecer is a transaction that can hold a statement whose result
+// nobody reads until its COMMIT and send both together, sparing a round
+// trip. An error of the statement fails the commit, and the transaction
+// rolls back. See [execAtCommit].
+type CommitExecer interface {
+	ExecAtCommit(query string, args ...any)
+}
+
+// execAtCommit runs a statement whose result nobody reads, as the last of
+// the transaction tx: with the COMMIT when tx is a [CommitExecer], now
+// otherwise.
+func execAtCommit(ctx context.Context, tx Conn, query string, args ...any) error {
+	inner := tx
+	if c, ok := tx.(checkedConn); ok {
+		// Checked now; the commit's error is mapped as the transaction's.
+		if err := checkArgs(args); err != nil {
+			return err
+		}
+		inner = c.Conn
+	}
+	if c, ok := inner.(CommitExecer); ok {
+		c.ExecAtCommit(query, args...)
+		return nil
+	}
+	_, err := tx.Exec(ctx, query, args...)
+	return err
+}
+
 // DB is a database as the store sees it: a connection for reads and a way to
 // run a function inside one write transaction.
 type DB interface {

@@ -239,7 +239,7 @@ func (s *Store) recomputeDay(ctx context.Context, tx Conn, day time.Time, userID
 		if !d.active() {
 			continue
 		}
-		if err := s.writeMetrics(ctx, tx, s.stmts.metricsUpsert, key, aggregationDaily, d); err != nil {
+		if err := s.writeMetrics(ctx, tx, s.stmts.metricsUpsert, key, aggregationDaily, d, false); err != nil {
 			return fmt.Errorf("write the day's rows: %w", err)
 		}
 	}

@@ -150,7 +150,7 @@ RETURNING user_id, %[5]s, %[6]s, token_metrics, model_metrics`,
 		}
 		slices.SortFunc(keys, func(a, b metricsKey) int { return cmp.Or(cmp.Compare(a.userID, b.userID), cmp.Compare(a.date, b.date)) })
 		for _, key := range keys {
-			if err := s.writeMetrics(ctx, tx, s.stmts.metricsUpsert, key, aggregationDaily, changes[key]); err != nil {
+			if err := s.writeMetrics(ctx, tx, s.stmts.metricsUpsert, key, aggregationDaily, changes[key], false); err != nil {
 				return fmt.Errorf("fold into %s for user %q: %w", key.date, key.userID, err)
 			}
 		}

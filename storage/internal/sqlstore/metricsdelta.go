@@ -216,15 +216,17 @@ func (s *Store) applyMetrics(ctx context.Context, tx Conn, changes metricsChange
 // [Store.CompactMetrics]).
 func (s *Store) addMetrics(ctx context.Context, tx Conn, key metricsKey, d *metricsDelta) error {
 	if s.dialect == Postgres {
+		// Nothing reads the pending row back: it goes with the COMMIT.
 		defer s.compactor.wake()
-		return s.writeMetrics(ctx, tx, s.stmts.metricsPending, key, pendingPeriodPrefix+s.newID(), d)
+		return s.writeMetrics(ctx, tx, s.stmts.metricsPending, key, pendingPeriodPrefix+s.newID(), d, true)
 	}
-	return s.writeMetrics(ctx, tx, s.stmts.metricsUpsert, key, aggregationDaily, d)
+	return s.writeMetrics(ctx, tx, s.stmts.metricsUpsert, key, aggregationDaily, d, false)
 }
 
 // writeMetrics runs statement ([Store.metricsUpsertStatement] or
-// [Store.metricsInsertStatement]) with d as the row of key in period.
-func (s *Store) writeMetrics(ctx context.Context, tx Conn, statement string, key metricsKey, period string, d *metricsDelta) error {
+// [Store.metricsInsertStatement]) with d as the row of key in period; with
+// atCommit as the transaction's last statement (see [execAtCommit]).
+func (s *Store) writeMetrics(ctx context.Context, tx Conn, statement string, key metricsKey, period string, d *metricsDelta, atCommit bool) error {
 	tokenDoc, err := json.Marshal(storedTokenMetrics(d.tokens))
 	if err != nil {
 		return fmt.Errorf("encode token_metrics: %w", err)
@@ -243,9 +245,13 @@ func (s *Store) writeMetrics(ctx context.Context, tx Conn, statement string, key
 		users = 1
 	}
 	now := s.nowSeconds()
-	_, err = tx.Exec(ctx, statement, s.newID(),
+	args := []any{s.newID(),
 		d.runs[kindAgent], d.runs[kindTeam], d.runs[kindWorkflow], d.sessions[kindAgent], d.sessions[kindTeam], d.sessions[kindWorkflow], users,
-		string(tokenDoc), string(modelDoc), key.date, period, key.userID, now, now, key.date < epochDay(now))
+		string(tokenDoc), string(modelDoc), key.date, period, key.userID, now, now, key.date < epochDay(now)}
+	if atCommit {
+		return execAtCommit(ctx, tx, statement, args...)
+	}
+	_, err = tx.Exec(ctx, statement, args...)
 	return err
 }
 

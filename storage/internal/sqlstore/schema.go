@@ -63,6 +63,13 @@ func (s *Store) ddl(table string) []string {
 	idx := func(name, tableName, cols string) string {
 		return fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", name, tableName, cols)
 	}
+	// set indexes the rows where col is set: a query col = ? is served
+	// as by a full index, and a write leaves the index alone while col is
+	// NULL (an agent run's team_id and workflow_id, a team run's
+	// agent_id, the user_id of a run without one).
+	set := func(name, tableName, col string) string {
+		return fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s) WHERE %[3]s IS NOT NULL", name, tableName, col)
+	}
 	switch table {
 	case SchemaVersionsTable:
 		return []string{fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
@@ -114,10 +121,10 @@ func (s *Store) ddl(table string) []string {
 			// Also serves lookups by session_id alone (and the cascade).
 			idx("idx_agno_runs_session_run_index", t.runs, "session_id, run_index"),
 			idx("idx_agno_runs_run_type", t.runs, "run_type"),
-			idx("idx_agno_runs_agent_id", t.runs, "agent_id"),
-			idx("idx_agno_runs_team_id", t.runs, "team_id"),
-			idx("idx_agno_runs_workflow_id", t.runs, "workflow_id"),
-			idx("idx_agno_runs_user_id", t.runs, "user_id"),
+			set("idx_agno_runs_agent_id", t.runs, "agent_id"),
+			set("idx_agno_runs_team_id", t.runs, "team_id"),
+			set("idx_agno_runs_workflow_id", t.runs, "workflow_id"),
+			set("idx_agno_runs_user_id", t.runs, "user_id"),
 			idx("idx_agno_runs_status", t.runs, "status"),
 			idx("idx_agno_runs_created_at", t.runs, "created_at"),
 		}

@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agnogo/agnogo/internal/testdb"
+	"github.com/agnogo/agnogo/storage/internal/sqlstore"
+)
+
+// batchCounter counts the batches and single statements a pool sends:
+// each is one round trip.
+type batchCounter struct{ trips atomic.Int64 }
+
+func (c *batchCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.trips.Add(1)
+	return ctx
+}
+
+func (c *batchCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *batchCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.trips.Add(1)
+	return ctx
+}
+
+func (c *batchCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (c *batchCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// TestStatementsHeldForTheCommit: a statement held for the COMMIT runs
+// with it, in the same round trip; when it fails, nothing of the
+// transaction is kept and the connection is fit for the next one.
+func TestStatementsHeldForTheCommit(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	cfg, err := pgxpool.ParseConfig(testdb.PostgresURL(t))
+	require.NoError(t, err)
+	counter := &batchCounter{}
+	cfg.ConnConfig.Tracer = counter
+	cfg.MaxConns = 1 // every transaction reuses the connection the last one left
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	table := fmt.Sprintf("%q", testdb.UniqueName(t, "held"))
+	_, err = pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (id INT PRIMARY KEY)", table))
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
+	db := &poolDB{pool: pool}
+	insert := fmt.Sprintf("INSERT INTO %s (id) VALUES (?)", table)
+	ids := func() []int {
+		rows, err := pool.Query(ctx, fmt.Sprintf("SELECT id FROM %s ORDER BY id", table))
+		require.NoError(t, err)
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		require.NoError(t, err)
+		return got
+	}
+
+	counter.trips.Store(0)
+	err = db.InTx(ctx, func(tx sqlstore.Conn) error {
+		if _, err := tx.Exec(ctx, insert, 1); err != nil {
+			return err
+		}
+		tx.(sqlstore.CommitExecer).ExecAtCommit(insert, 2)
+		return nil
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 2, counter.trips.Load(), "BEGIN with the first statement, the held one with COMMIT")
+	require.Equal(t, []int{1, 2}, ids())
+
+	counter.trips.Store(0)
+	err = db.InTx(ctx, func(tx sqlstore.Conn) error {
+		tx.(sqlstore.CommitExecer).ExecAtCommit(insert, 3)
+		return nil
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, counter.trips.Load(), "a transaction of held statements alone is one round trip")
+	require.Equal(t, []int{1, 2, 3}, ids())
+
+	err = db.InTx(ctx, func(tx sqlstore.Conn) error {
+		if _, err := tx.Exec(ctx, insert, 4); err != nil {
+			return err
+		}
+		tx.(sqlstore.CommitExecer).ExecAtCommit(insert, 1) // a duplicate key
+		return nil
+	})
+	require.ErrorContains(t, err, "duplicate key")
+	require.Equal(t, []int{1, 2, 3}, ids(), "the transaction's first statement is rolled back with it")
+
+	// The one connection is out of the failed transaction.
+	require.NoError(t, db.InTx(ctx, func(tx sqlstore.Conn) error {
+		_, err := tx.Exec(ctx, insert, 5)
+		return err
+	}))
+	require.Equal(t, []int{1, 2, 3, 5}, ids())
+}
