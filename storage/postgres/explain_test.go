@@ -21,6 +21,10 @@ var growingTables = map[string]bool{
 	sqlstore.SchedulesTable: true, sqlstore.ScheduleRunsTable: true, sqlstore.ApprovalsTable: true, sqlstore.ServiceAccountsTable: true,
 }
 
+// selective are partial indexes that hold only the rows their statement
+// reads: walking one whole reads no other row.
+var selective = map[string]bool{"idx_agno_metrics_pending": true}
+
 // planNode is a node of EXPLAIN (FORMAT JSON)'s plan, with what tells how
 // it reads a table.
 type planNode struct {
@@ -48,7 +52,7 @@ func fullScans(t *testing.T, plan string) []string {
 			switch {
 			case n.NodeType == "Seq Scan":
 				scans = append(scans, "Seq Scan on "+n.RelationName)
-			case (n.NodeType == "Index Scan" || n.NodeType == "Index Only Scan") && n.IndexCond == "":
+			case (n.NodeType == "Index Scan" || n.NodeType == "Index Only Scan") && n.IndexCond == "" && !selective[n.IndexName]:
 				scans = append(scans, fmt.Sprintf("%s of all of %s using %s", n.NodeType, n.RelationName, n.IndexName))
 			}
 		}

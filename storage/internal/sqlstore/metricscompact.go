@@ -108,9 +108,9 @@ func (s *Store) compactMetricsBatch(ctx context.Context) (int, error) {
 	err := s.db.InTx(ctx, func(tx Conn) error {
 		folded = 0
 		rows, err := tx.Query(ctx, fmt.Sprintf(`DELETE FROM %[1]s WHERE id IN (
-	SELECT id FROM %[1]s WHERE aggregation_period LIKE '%[2]s%%' LIMIT %[3]d%[4]s)
+	SELECT id FROM %[1]s WHERE %[2]s LIMIT %[3]d%[4]s)
 RETURNING user_id, %[5]s, %[6]s, token_metrics, model_metrics`,
-			s.tables.metrics, pendingPeriodPrefix, compactBatch, s.dialect.skipLocked(), s.dialect.dateText("date"), metricsCountColumns))
+			s.tables.metrics, pendingRows, compactBatch, s.dialect.skipLocked(), s.dialect.dateText("date"), metricsCountColumns))
 		if err != nil {
 			return err
 		}

@@ -262,6 +262,10 @@ func (s *Store) writeMetrics(ctx context.Context, tx Conn, statement string, key
 // Only Postgres writes them.
 const pendingPeriodPrefix = "agnogo-pending:"
 
+// pendingRows is the condition that selects the pending rows, written as
+// the partial index idx_agno_metrics_pending is, so the planner uses it.
+const pendingRows = "aggregation_period LIKE '" + pendingPeriodPrefix + "%'"
+
 // metricsInsertStatement is the statement that inserts a change as a
 // pending row, with the arguments of [Store.metricsUpsertStatement].
 func (s *Store) metricsInsertStatement() string {
