@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -338,4 +339,82 @@ func (s *Store) Explain(ctx context.Context, q HotQuery) (string, error) {
 		return "", fmt.Errorf("explain %s: %w", q.Name, err)
 	}
 	return plan.String(), nil
+}
+
+// PlannedQuery is a hot statement with the plan the database makes for it.
+type PlannedQuery struct {
+	HotQuery
+	Plan string
+}
+
+// PlanHotQueries stores a small fixture — three sessions each of two users
+// and of none, four runs in each (the last still running), a memory per
+// user, a pending approval — runs [Store.HotQueries] on one of the
+// sessions, makes sure their writes left it as it was, and returns every
+// statement with its plan ([Store.Explain]). It is meant for tests.
+func (s *Store) PlanHotQueries(ctx context.Context) ([]PlannedQuery, error) {
+	f, err := s.seedHotFixture(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("hot queries: seed: %w", err)
+	}
+	read := func() (*storage.Session, error) {
+		return s.GetSession(ctx, f.SessionID, storage.GetSessionOptions{IncludeRuns: true})
+	}
+	before, err := read()
+	if err != nil {
+		return nil, err
+	}
+	queries, err := s.HotQueries(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	after, err := read()
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(before, after) {
+		return nil, errors.New("hot queries: their writes were not rolled back")
+	}
+	planned := make([]PlannedQuery, 0, len(queries))
+	for _, q := range queries {
+		plan, err := s.Explain(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("explain %s: %w", q.Name, err)
+		}
+		planned = append(planned, PlannedQuery{HotQuery: q, Plan: plan})
+	}
+	return planned, nil
+}
+
+// seedHotFixture stores the rows [Store.PlanHotQueries] works on and names
+// a session of alice's holding the run the hot queries use.
+func (s *Store) seedHotFixture(ctx context.Context) (HotFixture, error) {
+	for _, user := range []string{"alice", "bob", ""} {
+		for i := range 3 {
+			sessionID := fmt.Sprintf("s-%s-%d", user, i)
+			_, err := s.UpsertSession(ctx, &storage.Session{SessionID: sessionID, SessionType: storage.SessionTypeAgent, AgentID: "agent", UserID: user})
+			if err != nil {
+				return HotFixture{}, err
+			}
+			for j := range 4 {
+				status := run.StatusCompleted
+				if j == 3 {
+					status = run.StatusRunning
+				}
+				_, err := s.UpsertRun(ctx, storage.RunRecord{SessionID: sessionID, Run: &run.Output{
+					RunID: fmt.Sprintf("r-%s-%d-%d", user, i, j), AgentID: "agent", UserID: user, Status: status}})
+				if err != nil {
+					return HotFixture{}, err
+				}
+			}
+		}
+		if user != "" {
+			if _, err := s.UpsertMemory(ctx, &storage.Memory{MemoryID: "m-" + user, Memory: "likes tea", UserID: user}); err != nil {
+				return HotFixture{}, err
+			}
+		}
+	}
+	_, err := s.CreateApproval(ctx, &storage.Approval{ID: "a-alice", RunID: "r-alice-0-3", SessionID: "s-alice-0", UserID: "alice",
+		Status: storage.ApprovalPending})
+	return HotFixture{SessionID: "s-alice-0", UserID: "alice", RunID: "r-alice-0-1"}, err
 }
