@@ -75,7 +75,10 @@ func workflows(t *testing.T, f *fixture, ids ...string) int {
 // TestAcceptanceIsAtomic makes the enqueue fail, at the insert and at the
 // commit: on Postgres the submission then leaves no run row, no new
 // session and no workflow behind.
-func TestAcceptanceIsAtomic(t *testing.T) { t.Run("postgres", testAcceptanceIsAtomic) }
+func TestAcceptanceIsAtomic(t *testing.T) {
+	t.Parallel()
+	t.Run("postgres", testAcceptanceIsAtomic)
+}
 
 func testAcceptanceIsAtomic(t *testing.T) {
 	f := newFixture(t, []scripted.Reply{scripted.Text("accepted after all")}, nil, nil)
@@ -125,6 +128,7 @@ FOR EACH ROW WHEN (NEW.workflow_uuid = 'doomed-at-commit') EXECUTE FUNCTION %[1]
 // concurrent submissions may overshoot it by their number; that path is
 // not tested for exactness.
 func TestQueueDepthIsExactUnderABurst(t *testing.T) {
+	t.Parallel()
 	t.Run("postgres", testQueueDepthIsExactUnderABurst)
 }
 
@@ -193,6 +197,7 @@ func testQueueDepthIsExactUnderABurst(t *testing.T) {
 // runs end, so the depth bound is recounted with acceptances in flight: a
 // sampler never sees more than MaxQueueDepth runs waiting.
 func TestQueueDepthHoldsWhileRunsEnd(t *testing.T) {
+	t.Parallel()
 	t.Run("postgres", testQueueDepthHoldsWhileRunsEnd)
 }
 

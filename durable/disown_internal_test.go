@@ -19,6 +19,7 @@ import (
 // execution ends without an outcome. Any other step error is the run's to
 // handle.
 func TestJournalDisownsOnAConflict(t *testing.T) {
+	t.Parallel()
 	jr := newJournal(nil, "r1", slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)

@@ -18,7 +18,10 @@ import (
 // queue is launched with the same executor id. The launch is refused,
 // naming executor_id, before it recovers anything: the run completes on
 // exec-1, its tool call made once.
-func TestLaunchRefusesALiveExecutorID(t *testing.T) { onBoth(t, testLaunchRefusesALiveExecutorID) }
+func TestLaunchRefusesALiveExecutorID(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testLaunchRefusesALiveExecutorID)
+}
 
 func testLaunchRefusesALiveExecutorID(t *testing.T) {
 	b := newBlocker()
@@ -47,7 +50,10 @@ func testLaunchRefusesALiveExecutorID(t *testing.T) {
 // launch returns — before its heartbeat loop had a turn — has left a
 // heartbeat row already, so the other replicas see it go silent and take
 // its runs over after the lock grace.
-func TestLaunchHeartbeatsBeforeRunning(t *testing.T) { onBoth(t, testLaunchHeartbeatsBeforeRunning) }
+func TestLaunchHeartbeatsBeforeRunning(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testLaunchHeartbeatsBeforeRunning)
+}
 
 func testLaunchHeartbeatsBeforeRunning(t *testing.T) {
 	f := newFixture(t, nil, nil, nil)
@@ -67,7 +73,10 @@ func testLaunchHeartbeatsBeforeRunning(t *testing.T) {
 // watches until it is sure the heartbeat stopped; one that stopped
 // gracefully withdrew it, and one silent for longer than the lock grace
 // is dead already: neither is watched.
-func TestLaunchAfterTheHolderDied(t *testing.T) { onBoth(t, testLaunchAfterTheHolderDied) }
+func TestLaunchAfterTheHolderDied(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testLaunchAfterTheHolderDied)
+}
 
 func testLaunchAfterTheHolderDied(t *testing.T) {
 	for _, c := range []struct {
@@ -84,6 +93,7 @@ func testLaunchAfterTheHolderDied(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			b := newBlocker()
 			t.Cleanup(b.open)
 			var charges atomic.Int32
@@ -114,10 +124,12 @@ func testLaunchAfterTheHolderDied(t *testing.T) {
 // run failing twice for a transient reason completes on its third, its row
 // never showing ERROR meanwhile; one failing three times ends ERROR.
 func TestDefaultMaxAttempts(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, 3, durable.DefaultMaxAttempts)
 	fast := func(c *durable.Config) { c.RetryDelay = time.Millisecond }
 
 	t.Run("completes on the third attempt", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t, []scripted.Reply{scripted.Fail(unavailable), scripted.Fail(unavailable), scripted.Text("third time")}, nil, fast)
 		accepted, err := f.submit(t, "s1", "hello", "")
 		require.NoError(t, err)
@@ -132,6 +144,7 @@ func TestDefaultMaxAttempts(t *testing.T) {
 		require.Len(t, attempts, 2, "the two failed attempts: %v", attempts)
 	})
 	t.Run("ends ERROR after three", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t, []scripted.Reply{scripted.Fail(unavailable), scripted.Fail(unavailable), scripted.Fail(unavailable), scripted.Text("never")}, nil, fast)
 		accepted, err := f.submit(t, "s1", "hello", "")
 		require.NoError(t, err)
@@ -184,7 +197,10 @@ func (f *fixture) watchStatuses(t *testing.T, runID string) func() []run.Status 
 // TestTwinsLaunchedAtOnce: two servers launched at the same instant with the
 // same executor id both find no live holder; exactly one claims the id and
 // the other is refused, whichever way their checks interleave.
-func TestTwinsLaunchedAtOnce(t *testing.T) { onBoth(t, testTwinsLaunchedAtOnce) }
+func TestTwinsLaunchedAtOnce(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testTwinsLaunchedAtOnce)
+}
 
 func testTwinsLaunchedAtOnce(t *testing.T) {
 	f := newFixture(t, nil, nil, nil)

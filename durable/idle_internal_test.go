@@ -10,6 +10,7 @@ import (
 // TestWaitIdle: a drain waits for the runs doing work here and returns as
 // soon as the last one stops, or gives up at its timeout.
 func TestWaitIdle(t *testing.T) {
+	t.Parallel()
 	q := &Queue{running: map[string]*journal{}}
 	require.True(t, q.waitIdle(0), "nothing runs")
 

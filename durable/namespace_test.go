@@ -29,6 +29,7 @@ import (
 // database's namespace: each run's Redis stream holds exactly its own
 // events, and no write is refused as an index the stream already has.
 func TestRedisNamespacePerDatabase(t *testing.T) {
+	t.Parallel()
 	rdb := newTestRedis(t)
 	logs := &recorder{}
 	withRedis := rdb.with(nil, func(c *durable.Config) { c.Logger = slog.New(logs) })
@@ -83,6 +84,7 @@ func databaseOnly(t *testing.T, f *fixture) *durable.Queue {
 // database: a restart finds the same one, a database dropped and created
 // again under the same URL gets a new one.
 func TestRedisNamespaceOfARecreatedDatabase(t *testing.T) {
+	t.Parallel()
 	onBoth(t, testRedisNamespaceOfARecreatedDatabase)
 }
 

@@ -34,6 +34,7 @@ func (f *fixture) job(t *testing.T, id string, status durable.JobStatus) durable
 // TestJobsStatsAndFilters: a completed and a failed run, seen as jobs:
 // listed, filtered, paged, counted and read one by one.
 func TestJobsStatsAndFilters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []scripted.Reply{scripted.Text("fine"), scripted.Fail(badRequest)}, nil, nil)
 	done, err := f.queue.Submit(t.Context(), durable.Submission{AgentID: "assistant", IdempotencyKey: "key-1",
 		Input: &run.Input{InputContent: "one", RunID: newRunID(), SessionID: "s1", UserID: "ada"}})
@@ -109,6 +110,7 @@ func jobIDs(jobs []durable.Job) []string {
 // run queued behind it in its session is queued (and ages), and a run
 // waiting for a confirmation is paused although its workflow is active.
 func TestQueuedRunningAndPausedJobs(t *testing.T) {
+	t.Parallel()
 	b := newBlocker()
 	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.ToolCall("deploy", `{}`)},
@@ -144,6 +146,7 @@ func TestQueuedRunningAndPausedJobs(t *testing.T) {
 // model call fails for good. Requeued, it goes on from the failed model
 // call: the tool is not called again, and the run completes.
 func TestRequeueFailedRunKeepsCompletedSteps(t *testing.T) {
+	t.Parallel()
 	var charges atomic.Int32
 	charge := chargeTool(t, &charges)
 	var ahead atomic.Int64 // how far the queue's clock is ahead of the wall clock
@@ -193,6 +196,7 @@ func TestRequeueFailedRunKeepsCompletedSteps(t *testing.T) {
 // its last completed step: the charge made before the crash is not made
 // again.
 func TestRequeueAfterLostWorker(t *testing.T) {
+	t.Parallel()
 	first := newBlocker()
 	var charges atomic.Int32
 	charge := chargeTool(t, &charges)
@@ -225,6 +229,7 @@ func TestRequeueAfterLostWorker(t *testing.T) {
 // TestRequeueCancelledRun: a run cancelled while it waited is requeued and
 // completes.
 func TestRequeueCancelledRun(t *testing.T) {
+	t.Parallel()
 	b := newBlocker()
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("first"), scripted.Text("second")},
 		[]tool.Tool{b.tool(t, true)}, nil)
@@ -252,6 +257,7 @@ func TestRequeueCancelledRun(t *testing.T) {
 // TestCleanupAndRetention: finished jobs older than the retention are
 // deleted, except one whose run is PAUSED; the runs themselves stay.
 func TestCleanupAndRetention(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []scripted.Reply{scripted.Text("a"), scripted.Text("b"), scripted.Text("c")}, nil, nil)
 	var ids []string
 	for _, msg := range []string{"a", "b", "c"} {

@@ -66,6 +66,7 @@ func (p *cutProxy) cut() {
 // retries — not with a bare io.ErrUnexpectedEOF, which it would take for a
 // permanent failure; the pool then connects again.
 func TestEnginePoolReportsAnEndedConnectionAsANetworkError(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	u, err := url.Parse(testdb.PostgresURL(t))
@@ -108,6 +109,7 @@ func TestEnginePoolReportsAnEndedConnectionAsANetworkError(t *testing.T) {
 }
 
 func TestEnginePoolIsForPostgresOnly(t *testing.T) {
+	t.Parallel()
 	pool, err := enginePool(context.Background(), "sqlite:file:/tmp/x.db")
 	require.NoError(t, err)
 	require.Nil(t, pool)

@@ -69,10 +69,15 @@ func openBackend(tb testing.TB, onPostgres bool) (store storage.Store, dbURL, sc
 // postgresBackend reports whether a test runs on Postgres (see onBoth).
 func postgresBackend(t *testing.T) bool { return strings.Contains(t.Name(), "/postgres") }
 
-// onBoth runs a test on SQLite and on Postgres.
+// onBoth runs a test on SQLite and on Postgres, in parallel: each run has
+// a database of its own.
 func onBoth(t *testing.T, test func(t *testing.T)) {
-	t.Run("sqlite", test)
-	t.Run("postgres", test)
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			test(t)
+		})
+	}
 }
 
 // start opens and launches a queue on the fixture's database.
@@ -158,7 +163,10 @@ func (f *fixture) staysPending(t *testing.T, why string, runIDs ...string) {
 	}, quietWindow, 10*time.Millisecond, why)
 }
 
-func TestSubmittedRunCompletes(t *testing.T) { onBoth(t, testSubmittedRunCompletes) }
+func TestSubmittedRunCompletes(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testSubmittedRunCompletes)
+}
 
 func testSubmittedRunCompletes(t *testing.T) {
 	f := newFixture(t, []scripted.Reply{scripted.Text("done durably")}, nil, nil)
@@ -176,7 +184,10 @@ func testSubmittedRunCompletes(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "the event log sees the run end")
 }
 
-func TestIdempotencyKey(t *testing.T) { onBoth(t, testIdempotencyKey) }
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testIdempotencyKey)
+}
 
 func testIdempotencyKey(t *testing.T) {
 	f := newFixture(t, []scripted.Reply{scripted.Text("once")}, nil, nil)
@@ -236,7 +247,10 @@ func (b *blocker) tool(t *testing.T, honourCancel bool) tool.Tool {
 
 func (b *blocker) open() { b.once.Do(func() { close(b.release) }) }
 
-func TestQueueDepthAndFIFO(t *testing.T) { onBoth(t, testQueueDepthAndFIFO) }
+func TestQueueDepthAndFIFO(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testQueueDepthAndFIFO)
+}
 
 func testQueueDepthAndFIFO(t *testing.T) {
 	b := newBlocker()
@@ -263,6 +277,7 @@ func testQueueDepthAndFIFO(t *testing.T) {
 }
 
 func TestCancelQueuedAndRunning(t *testing.T) {
+	t.Parallel()
 	b := newBlocker()
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("never")}, []tool.Tool{b.tool(t, true)}, nil)
 	t.Cleanup(b.open)
@@ -293,8 +308,10 @@ func TestCancelQueuedAndRunning(t *testing.T) {
 // (max_attempts 1) or finishes it without repeating the completed steps
 // (max_attempts 2).
 func TestRestartAfterCrash(t *testing.T) {
+	t.Parallel()
 	for _, attempts := range []int{1, 2} {
 		t.Run(map[int]string{1: "at most once", 2: "continues"}[attempts], func(t *testing.T) {
+			t.Parallel()
 			first := newBlocker()
 			var charges atomic.Int32
 			charge := chargeTool(t, &charges)
@@ -325,7 +342,10 @@ func TestRestartAfterCrash(t *testing.T) {
 
 // TestCancelFromAnotherReplica: a run executing on one queue is cancelled
 // through another queue on the same database; it stops promptly.
-func TestCancelFromAnotherReplica(t *testing.T) { onBoth(t, testCancelFromAnotherReplica) }
+func TestCancelFromAnotherReplica(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testCancelFromAnotherReplica)
+}
 
 func testCancelFromAnotherReplica(t *testing.T) {
 	b := newBlocker()
@@ -348,6 +368,7 @@ func testCancelFromAnotherReplica(t *testing.T) {
 // its session: the next submission waits behind it until the continuation
 // arrives through the queue; then both complete, in order.
 func TestPausedRunParksItsSession(t *testing.T) {
+	t.Parallel()
 	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("Deployed."), scripted.Text("Next one.")},
 		[]tool.Tool{confirm}, nil)
@@ -398,6 +419,7 @@ func (f *fixture) waitParked(t *testing.T, runID string) {
 // TestCancelParkedRun: cancelling a paused run ends it CANCELLED and frees
 // its session.
 func TestCancelParkedRun(t *testing.T) {
+	t.Parallel()
 	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("after")}, []tool.Tool{confirm}, nil)
 	paused, err := f.submit(t, "s1", "deploy it", "")
@@ -415,11 +437,15 @@ func TestCancelParkedRun(t *testing.T) {
 // replica on the same database notices its silence after the lock grace and
 // either ends the run ERROR with the requeue hint (max_attempts 1) or
 // finishes it without repeating its completed steps (max_attempts 2).
-func TestTakeOverFromADeadReplica(t *testing.T) { onBoth(t, testTakeOverFromADeadReplica) }
+func TestTakeOverFromADeadReplica(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testTakeOverFromADeadReplica)
+}
 
 func testTakeOverFromADeadReplica(t *testing.T) {
 	for _, attempts := range []int{1, 2} {
 		t.Run(map[int]string{1: "at most once", 2: "continues"}[attempts], func(t *testing.T) {
+			t.Parallel()
 			stuck := newBlocker()
 			var charges atomic.Int32
 			charge := chargeTool(t, &charges)
@@ -452,7 +478,10 @@ func testTakeOverFromADeadReplica(t *testing.T) {
 // TestOrphanedPendingRunIsAdopted: a server wrote a run's PENDING row and
 // died before queueing it; a replica adopts the run after the lock grace
 // and runs it.
-func TestOrphanedPendingRunIsAdopted(t *testing.T) { onBoth(t, testOrphanedPendingRunIsAdopted) }
+func TestOrphanedPendingRunIsAdopted(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testOrphanedPendingRunIsAdopted)
+}
 
 func testOrphanedPendingRunIsAdopted(t *testing.T) {
 	f := newFixture(t, []scripted.Reply{scripted.Text("adopted")}, nil, func(c *durable.Config) { c.LockGrace = durable.MinLockGrace })

@@ -51,7 +51,10 @@ var denied = &model.Error{Provider: "Scripted", StatusCode: 401, Class: model.Cl
 // TestFinalWriteRidesOutARestart: the queue's write of a run's final state,
 // refused by a restarting database, is tried again: the run ends with its
 // row written and its job failed, as it should, not stuck RUNNING.
-func TestFinalWriteRidesOutARestart(t *testing.T) { onBoth(t, testFinalWriteRidesOutARestart) }
+func TestFinalWriteRidesOutARestart(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testFinalWriteRidesOutARestart)
+}
 
 func testFinalWriteRidesOutARestart(t *testing.T) {
 	var flaky *finalWriteFails
@@ -75,7 +78,10 @@ func testFinalWriteRidesOutARestart(t *testing.T) {
 // TestSweepRepairsARowThatDisagrees: a run's row left RUNNING while its
 // workflow finished (a final write lost) is repaired by the sweep from
 // what the run streamed: COMPLETED, with its answer.
-func TestSweepRepairsARowThatDisagrees(t *testing.T) { onBoth(t, testSweepRepairsARowThatDisagrees) }
+func TestSweepRepairsARowThatDisagrees(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testSweepRepairsARowThatDisagrees)
+}
 
 func testSweepRepairsARowThatDisagrees(t *testing.T) {
 	fast := func(c *durable.Config) { c.LockGrace = durable.MinLockGrace }
@@ -104,6 +110,7 @@ func testSweepRepairsARowThatDisagrees(t *testing.T) {
 // not take is not recorded as a finished workflow; once the database takes
 // writes again the sweep writes the run's outcome, as its followers saw it.
 func TestUnwritableOutcomeFailsTheWorkflow(t *testing.T) {
+	t.Parallel()
 	onBoth(t, testUnwritableOutcomeFailsTheWorkflow)
 }
 
@@ -132,7 +139,10 @@ func testUnwritableOutcomeFailsTheWorkflow(t *testing.T) {
 // run over finds the outcome on the row and ends the workflow with it. A
 // client that saw the run final never sees it RUNNING again, and its tool
 // is not run again.
-func TestFinalRowIsNeverRewritten(t *testing.T) { onBoth(t, testFinalRowIsNeverRewritten) }
+func TestFinalRowIsNeverRewritten(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testFinalRowIsNeverRewritten)
+}
 
 func testFinalRowIsNeverRewritten(t *testing.T) {
 	stuck := newBlocker()
@@ -172,6 +182,7 @@ func testFinalRowIsNeverRewritten(t *testing.T) {
 // ends it ERROR, saying why. A run whose row is still touched (its server
 // alive) is left alone.
 func TestSweepEndsARunItsServerLeftRunning(t *testing.T) {
+	t.Parallel()
 	onBoth(t, testSweepEndsARunItsServerLeftRunning)
 }
 
@@ -216,6 +227,7 @@ func testSweepEndsARunItsServerLeftRunning(t *testing.T) {
 // TestFailedRunIsLogged: a background run that fails is logged with its
 // run id and error type, for an operator with no client to report it.
 func TestFailedRunIsLogged(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	f := newFixture(t, []scripted.Reply{scripted.Fail(denied)}, nil, func(c *durable.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))

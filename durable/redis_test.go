@@ -216,6 +216,7 @@ func hasContents(want ...string) func([]eventlog.Entry) bool {
 // boundaries, does not have them yet — and then every event of the run,
 // each index once, exactly as the durable stream holds them in the end.
 func TestRedisLiveEventsReachAnotherReplica(t *testing.T) {
+	t.Parallel()
 	rdb := newTestRedis(t)
 	m := gatedmodel.New()
 	t.Cleanup(m.Open)
@@ -277,6 +278,7 @@ func TestRedisLiveEventsReachAnotherReplica(t *testing.T) {
 // is cancelled through replica B. Both poll the database for cancels only
 // hourly here, so the run stops in time only through the Redis signal.
 func TestRedisCancelReachesTheExecutingReplica(t *testing.T) {
+	t.Parallel()
 	rdb := newTestRedis(t)
 	hourly := rdb.with(nil, func(c *durable.Config) { c.CancelCheckInterval = time.Hour })
 	started, stopped := make(chan struct{}), make(chan time.Time, 1)
@@ -324,6 +326,7 @@ func TestRedisCancelReachesTheExecutingReplica(t *testing.T) {
 // stream without losing or repeating an event, Events answers without
 // Redis, and A logs the outage once.
 func TestRedisDownMidRun(t *testing.T) {
+	t.Parallel()
 	rdb := newTestRedis(t)
 	proxy := newProxy(t, rdb.addr)
 	logs := &recorder{}

@@ -15,6 +15,7 @@ import (
 // TestJitteredDelay: attempt n waits up to min(base·2^(n−1), 10·base),
 // scaled by the random draw (full jitter).
 func TestJitteredDelay(t *testing.T) {
+	t.Parallel()
 	base := 30 * time.Second
 	for _, c := range []struct {
 		n       int
@@ -38,6 +39,7 @@ func TestJitteredDelay(t *testing.T) {
 // TestPermanentErrorTypes: a run that failed for good is not started again;
 // any other failure is, including one of a kind nobody classified.
 func TestPermanentErrorTypes(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []string{
 		"output_validation_error", "input_check_error", "output_check_error", "authentication_error",
 		"bad_request", "context_window_exceeded", "content_policy", "billing_error", "max_turns",
@@ -56,6 +58,7 @@ func TestPermanentErrorTypes(t *testing.T) {
 // TestPermanentError: a run that could not start is not started again when
 // its failure is one no attempt can help.
 func TestPermanentError(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{
 		fmt.Errorf("%w: output_schema must describe an object", run.ErrInvalidInput),
 		fmt.Errorf("continue run r1: %w", run.ErrRunNotFound),

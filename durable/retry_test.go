@@ -58,7 +58,10 @@ func streamedNames(t *testing.T, q *durable.Queue, runID string) []string {
 // again, nor is the model call that asked for it. The failed attempt is in
 // metadata.attempts and announced by a RunRetry event; its RunError never
 // reaches the stream.
-func TestFailedRunIsRetried(t *testing.T) { onBoth(t, testFailedRunIsRetried) }
+func TestFailedRunIsRetried(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testFailedRunIsRetried)
+}
 
 func testFailedRunIsRetried(t *testing.T) {
 	var charges atomic.Int32
@@ -102,6 +105,7 @@ func testFailedRunIsRetried(t *testing.T) {
 // TestPermanentFailureIsNotRetried: an authentication error fails the run
 // at once, whatever attempts remain.
 func TestPermanentFailureIsNotRetried(t *testing.T) {
+	t.Parallel()
 	denied := &model.Error{Provider: "Scripted", StatusCode: 401, Class: model.ClassAuth, Message: "invalid api key"}
 	f := newFixture(t, []scripted.Reply{scripted.Fail(denied), scripted.Text("never")}, nil, func(c *durable.Config) {
 		c.MaxAttempts, c.RetryDelay = 3, time.Millisecond
@@ -118,6 +122,7 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 // TestRetriesStopAtMaxAttempts: a run failing every attempt ends ERROR with
 // the last attempt's error after max_attempts attempts.
 func TestRetriesStopAtMaxAttempts(t *testing.T) {
+	t.Parallel()
 	second := &model.Error{Provider: "Scripted", StatusCode: 502, Class: model.ClassServer, Message: "bad gateway"}
 	f := newFixture(t, []scripted.Reply{scripted.Fail(unavailable), scripted.Fail(second), scripted.Text("never")}, nil,
 		func(c *durable.Config) { c.MaxAttempts, c.RetryDelay = 2, time.Millisecond })
@@ -134,6 +139,7 @@ func TestRetriesStopAtMaxAttempts(t *testing.T) {
 // TestTimeLimitEndsTheRun: a run executing past the queue's timeout ends
 // ERROR, saying so.
 func TestTimeLimitEndsTheRun(t *testing.T) {
+	t.Parallel()
 	b := newBlocker()
 	t.Cleanup(b.open)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("never")}, []tool.Tool{b.tool(t, true)},
@@ -148,6 +154,7 @@ func TestTimeLimitEndsTheRun(t *testing.T) {
 // TestShutdownDrainsRuns: a run that ends within the stop timeout is
 // finished before Shutdown returns.
 func TestShutdownDrainsRuns(t *testing.T) {
+	t.Parallel()
 	b := newBlocker()
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("work", `{}`), scripted.Text("drained")}, []tool.Tool{b.tool(t, true)}, nil)
 	accepted, err := f.submit(t, "s1", "go", "")
@@ -165,7 +172,10 @@ func TestShutdownDrainsRuns(t *testing.T) {
 // timeout is not cancelled: it is handed back, and a live replica takes it
 // over at once (well within the lock grace) and finishes it from its last
 // completed step.
-func TestShutdownHandsRunsBack(t *testing.T) { onBoth(t, testShutdownHandsRunsBack) }
+func TestShutdownHandsRunsBack(t *testing.T) {
+	t.Parallel()
+	onBoth(t, testShutdownHandsRunsBack)
+}
 
 func testShutdownHandsRunsBack(t *testing.T) {
 	b := newBlocker()
@@ -193,6 +203,7 @@ func testShutdownHandsRunsBack(t *testing.T) {
 // TestPausedRunSurvivesShutdown: a run waiting for a person stays PAUSED
 // through a restart and is continued afterwards.
 func TestPausedRunSurvivesShutdown(t *testing.T) {
+	t.Parallel()
 	confirm := deployTool(t)
 	f := newFixture(t, []scripted.Reply{scripted.ToolCall("deploy", `{}`), scripted.Text("Deployed after restart.")}, []tool.Tool{confirm}, nil)
 	paused, err := f.submit(t, "s1", "deploy it", "")
