@@ -6,7 +6,6 @@ import (
 	"errors"
 	"iter"
 	"net/http"
-	"time"
 
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -14,12 +13,6 @@ import (
 
 // runRoutes mounts the run routes of agents and teams (agentos-api.md
 // §3–4).
-// runningRowDelay is how long a run answered with stream=false may go
-// before its RUNNING row is written (run.Input.PersistDelay): most runs of
-// a fast model end sooner and commit once; a longer one is listed in
-// flight from then on.
-const runningRowDelay = 250 * time.Millisecond
-
 func (o *OS) runRoutes(mux *http.ServeMux) { o.mountWith(mux, o.runEndpoints(), false) }
 
 // runEndpoints lists the run routes with the scope each needs: the same
@@ -77,11 +70,6 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request, runner run.
 	}
 	stream := f.boolean("stream", true)
 	background := f.boolean("background", false)
-	if !stream && !background {
-		// Nobody sees the run until it answers: a run that ends within
-		// this delay writes its row once.
-		in.PersistDelay = runningRowDelay
-	}
 	switch kindOf(runner) {
 	case run.KindTeam:
 		f.boolean("monitor", true)

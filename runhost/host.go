@@ -164,9 +164,12 @@ type Spec struct {
 	// progress as it goes ([run.Input.PersistOnStart]).
 	Persist bool
 	// PersistDelay defers a new run's RUNNING save, and its progress
-	// saves, until the run has lasted this long ([run.Input.PersistDelay]);
-	// a run that ends sooner is written once, as it ends. Ignored for a run
-	// that claims its session or was stored before it started.
+	// saves, until the run has lasted this long; a run that ends sooner is
+	// written once, as it ends. Ignored for a run that claims its session
+	// or was stored before it started. The deferred save runs on a timer's
+	// goroutine and reads the output and the session as they are: only a
+	// turn that changes neither before it ends may set it (the agent's
+	// does not set it, as its model loop changes the output as it goes).
 	PersistDelay time.Duration
 	// Retry is the kind's policy for failed attempts.
 	Retry Retry
