@@ -163,14 +163,6 @@ type Spec struct {
 	// Persist saves the run RUNNING before its first event, and its
 	// progress as it goes ([run.Input.PersistOnStart]).
 	Persist bool
-	// PersistDelay defers a new run's RUNNING save, and its progress
-	// saves, until the run has lasted this long; a run that ends sooner is
-	// written once, as it ends. Ignored for a run that claims its session
-	// or was stored before it started. The deferred save runs on a timer's
-	// goroutine and reads the output and the session as they are: only a
-	// turn that changes neither before it ends may set it (the agent's
-	// does not set it, as its model loop changes the output as it goes).
-	PersistDelay time.Duration
 	// Retry is the kind's policy for failed attempts.
 	Retry Retry
 	// StoreEvents keeps the run's events on the stored run.
@@ -324,9 +316,7 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 	if p, ok := spec.Turn.(Preparer); ok {
 		err = p.Prepare(ctx, r)
 	}
-	if err == nil && spec.Persist && spec.PersistDelay > 0 && spec.Claim == nil && r.fresh {
-		r.deferFirstSave(ctx, spec.PersistDelay)
-	} else if err == nil && spec.Persist {
+	if err == nil && spec.Persist {
 		err = r.saveRetrying(ctx)
 		if err == nil && spec.Claim != nil {
 			if err = h.settleClaim(ctx, r, exec.Queued); err != nil {
@@ -402,7 +392,6 @@ func (h *Host) attempts(ctx context.Context, r *Run) error {
 // event. It returns the run and, unless it completed or paused, its error.
 func (h *Host) finish(parent context.Context, exec run.Execution, r *Run, err error) (*run.Output, error) {
 	out := r.out
-	r.endDeferred()
 	r.Lock()
 	r.sync(true)
 	if out.Metrics == nil {
@@ -460,7 +449,6 @@ func (h *Host) finish(parent context.Context, exec run.Execution, r *Run, err er
 // owner can run it again. A run whose execution was taken over by another
 // ([run.ErrDisowned]) saves nothing.
 func (h *Host) interrupted(parent context.Context, r *Run) (*run.Output, error) {
-	r.endDeferred()
 	r.out.Status = run.StatusRunning
 	if cause := context.Cause(parent); errors.Is(cause, run.ErrDisowned) {
 		// Another execution owns the run now: its row is that one's to

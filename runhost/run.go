@@ -29,12 +29,6 @@ type Run struct {
 	// counted is set once the completed run's metrics were added to the
 	// session.
 	counted bool
-	// deferMu orders the deferred first save ([Run.deferFirstSave]) before
-	// the final one; deferred is set while that save waits, ended once
-	// the run's end is being saved.
-	deferMu         sync.Mutex
-	deferred, ended bool
-	deferTimer      *time.Timer
 	// stored is set when the run's row was written before it started (a
 	// background run, or a run executed again); fresh when the run's first
 	// save inserts it, after every run stored before (a new run not stored
@@ -177,43 +171,7 @@ func (r *Run) SaveProgress(ctx context.Context) error {
 	if !r.spec.Persist {
 		return nil
 	}
-	r.deferMu.Lock()
-	deferred := r.deferred
-	r.deferMu.Unlock()
-	if deferred {
-		return nil // the row is written once the run has lasted, or as it ends
-	}
 	return r.saveRetrying(ctx)
-}
-
-// deferFirstSave writes the run's RUNNING row once it has lasted delay,
-// unless it is ending by then ([Spec.PersistDelay]).
-func (r *Run) deferFirstSave(ctx context.Context, delay time.Duration) {
-	r.deferMu.Lock()
-	defer r.deferMu.Unlock()
-	r.deferred = true
-	r.deferTimer = time.AfterFunc(delay, func() {
-		r.deferMu.Lock()
-		defer r.deferMu.Unlock()
-		if r.ended {
-			return
-		}
-		if err := r.saveRetrying(ctx); err != nil && ctx.Err() == nil {
-			r.host.cfg.Logger.WarnContext(ctx, "saving the running run failed", "run_id", r.out.RunID, "error", err)
-		}
-		r.deferred = false
-	})
-}
-
-// endDeferred cancels a deferred first save that has not started, and
-// waits for one under way: the run's end is saved after it.
-func (r *Run) endDeferred() {
-	r.deferMu.Lock()
-	defer r.deferMu.Unlock()
-	r.ended = true
-	if r.deferTimer != nil {
-		r.deferTimer.Stop()
-	}
 }
 
 // saveRetrying saves the run, trying again after a transient failure of
