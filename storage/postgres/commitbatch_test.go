@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/internal/testdb"
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/internal/sqlstore"
 )
 
@@ -99,4 +101,43 @@ func TestStatementsHeldForTheCommit(t *testing.T) {
 		return err
 	}))
 	require.Equal(t, []int{1, 2, 3, 5}, ids())
+}
+
+// TestSaveRunRoundTrips: saving a run with its session takes two round
+// trips — BEGIN, the session's upsert and the run's in one batch, then the
+// COMMIT with the day's metrics row when the run counts — whether the
+// session is new or not, and whether the save is scoped to a user or not.
+func TestSaveRunRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	_, cfg := openTemp(t) // the schema, migrated
+	poolConfig, err := pgxpool.ParseConfig(cfg.URL)
+	require.NoError(t, err)
+	counter := &batchCounter{}
+	poolConfig.ConnConfig.Tracer = counter
+	pool, err := pgxpool.NewWithConfig(ctx, poolConfig)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	store, err := sqlstore.Open(ctx, sqlstore.Config{DB: &poolDB{pool: pool}, Dialect: sqlstore.Postgres, Schema: cfg.Schema})
+	require.NoError(t, err)
+
+	for _, user := range []string{"", "alice"} {
+		session := &storage.Session{SessionID: "s-" + user, SessionType: storage.SessionTypeAgent, AgentID: "agent-1", UserID: user}
+		for i, status := range []run.Status{run.StatusRunning, run.StatusCompleted, run.StatusRunning, run.StatusCompleted} {
+			runID := fmt.Sprintf("r-%s-%d", user, i/2)
+			rec := storage.RunRecord{UserID: user, Run: &run.Output{RunID: runID, AgentID: "agent-1", SessionID: session.SessionID, UserID: user, Status: status}}
+			counter.trips.Store(0)
+			_, saved, err := store.SaveRun(ctx, session, rec)
+			require.NoError(t, err)
+			require.EqualValues(t, 2, counter.trips.Load(), "user %q, run %s saved %s", user, runID, status)
+			require.EqualValues(t, i/2, *saved.RunIndex)
+		}
+		runs, total, err := store.GetRuns(ctx, storage.RunQuery{SessionID: session.SessionID, UserID: user})
+		require.NoError(t, err)
+		require.Equal(t, 2, total)
+		for _, rec := range runs {
+			require.Equal(t, run.StatusCompleted, rec.Run.Status)
+			require.Equal(t, user, rec.UserID)
+		}
+	}
 }

@@ -121,6 +121,37 @@ func (t *lazyTx) QueryRow(ctx context.Context, query string, args ...any) sqlsto
 	return batchRow{results: results, row: results.QueryRow()}
 }
 
+// QueryRows implements [sqlstore.Pipeliner]: the statements go to the
+// server in one batch (after BEGIN when none ran yet), and their rows are
+// read in order. The server runs each statement of the batch on its own
+// snapshot, taken when the statement starts, as it would one sent alone.
+func (t *lazyTx) QueryRows(ctx context.Context, stmts ...sqlstore.Pipelined) error {
+	b := &pgx.Batch{}
+	begin := !t.begun
+	if begin {
+		b.Queue("BEGIN")
+		t.begun = true
+	}
+	for _, st := range stmts {
+		b.Queue(rebind(st.Query), st.Args...)
+	}
+	results := t.conn.SendBatch(ctx, b)
+	var err error
+	if begin {
+		_, err = results.Exec()
+	}
+	for _, st := range stmts {
+		if err != nil {
+			break
+		}
+		err = st.Scan(pgRow{results.QueryRow()})
+	}
+	if closeErr := results.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}
+
 // commit commits what ran; a transaction the server had to abort reports
 // [pgx.ErrTxCommitRollback].
 func (t *lazyTx) commit(ctx context.Context) error {

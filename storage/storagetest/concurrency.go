@@ -19,6 +19,7 @@ const concurrentWriters = 50
 func concurrencyTests() []conformanceTest {
 	return []conformanceTest{
 		{"RunsIntoOneSession", testConcurrentRuns},
+		{"SaveRunsIntoOneSession", testConcurrentSaveRuns},
 		{"RunUpdatesAndInserts", testConcurrentRunUpdates},
 		{"Sessions", testConcurrentSessions},
 		{"TranscriptAppends", testConcurrentTranscriptAppends},
@@ -86,6 +87,35 @@ func testConcurrentRuns(t *testing.T, store storage.Store) {
 	session, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true})
 	require.NoError(t, err)
 	require.Len(t, session.Runs, concurrentWriters)
+}
+
+// testConcurrentSaveRuns: runs saved with their session at once, as the
+// runs of one conversation on several replicas are, take distinct
+// run_index values, and every save counts on the session's version.
+func testConcurrentSaveRuns(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", alice)
+	returned := make([]int64, concurrentWriters)
+	runConcurrently(t, concurrentWriters, func(i int) error {
+		session := &storage.Session{SessionID: "s-1", SessionType: storage.SessionTypeAgent, AgentID: "agent-1", UserID: alice}
+		_, rec, err := store.SaveRun(t.Context(), session, testRun("s-1", fmt.Sprintf("r-%02d", i), alice))
+		if err != nil {
+			return err
+		}
+		returned[i] = *rec.RunIndex
+		return nil
+	})
+	requirePermutation(t, returned, "run_index returned by SaveRun")
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
+	require.NoError(t, err)
+	require.Equal(t, concurrentWriters, total, "no run was lost")
+	stored := make([]int64, 0, len(runs))
+	for _, rec := range runs {
+		stored = append(stored, *rec.RunIndex)
+	}
+	requirePermutation(t, stored, "stored run_index")
+	session, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{UserID: alice})
+	require.NoError(t, err)
+	require.EqualValues(t, concurrentWriters, session.UpdateCount, "every save moved the session's version")
 }
 
 func testConcurrentRunUpdates(t *testing.T, store storage.Store) {

@@ -16,6 +16,10 @@ func runTests() []conformanceTest {
 		{"TouchRunRefreshesOnlyARunningRow", testTouchRun},
 		{"SaveRunWritesBoth", testSaveRunWritesBoth},
 		{"SaveRunIsAtomic", testSaveRunIsAtomic},
+		{"SaveRunTakesTheSessionsOwner", testSaveRunTakesTheSessionsOwner},
+		{"SaveRunIntoAnotherUsersSession", testSaveRunIntoAnotherUsersSession},
+		{"SaveRunOfAnotherSession", testSaveRunOfAnotherSession},
+		{"SaveRunCountsInMetricsOnce", testSaveRunCountsInMetricsOnce},
 		{"RunTypeDefaultsToAgent", testRunDefaultType},
 		{"RunIndexInInsertionOrder", testRunIndexInsertionOrder},
 		{"RunIndexPerSession", testRunIndexPerSession},
@@ -473,6 +477,86 @@ func testSaveRunIsAtomic(t *testing.T, store storage.Store) {
 	rec, err := store.GetRun(t.Context(), "r-shared", "")
 	require.NoError(t, err)
 	require.Equal(t, "s-alice", rec.SessionID)
+}
+
+// testSaveRunTakesTheSessionsOwner: an unscoped save (no user on the
+// session nor on the run) of a session that has an owner keeps the owner,
+// and the run becomes the owner's.
+func testSaveRunTakesTheSessionsOwner(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-owned", alice)
+	stored, rec, err := store.SaveRun(t.Context(), &storage.Session{SessionID: "s-owned", SessionType: storage.SessionTypeAgent, AgentID: "agent-1"},
+		testRun("s-owned", "r-1", ""))
+	require.NoError(t, err)
+	require.Equal(t, alice, stored.UserID, "the session keeps its owner")
+	require.Equal(t, alice, rec.UserID, "the saved run is the owner's")
+	got, err := store.GetRun(t.Context(), "r-1", alice)
+	require.NoError(t, err, "the owner finds the run")
+	require.Equal(t, alice, got.UserID)
+	_, err = store.GetRun(t.Context(), "r-1", bob)
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-owned", UserID: alice})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, "r-1", runs[0].Run.RunID)
+}
+
+// testSaveRunIntoAnotherUsersSession: bob cannot save a run into alice's
+// session; nothing of the save is written.
+func testSaveRunIntoAnotherUsersSession(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-alice", alice)
+	_, _, err := store.SaveRun(t.Context(), &storage.Session{SessionID: "s-alice", SessionType: storage.SessionTypeAgent, UserID: bob},
+		testRun("s-alice", "r-bob", bob))
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	_, err = store.GetRun(t.Context(), "r-bob", "")
+	require.ErrorIs(t, err, storage.ErrNotFound, "the run was not written")
+	got, err := store.GetSession(t.Context(), "s-alice", storage.GetSessionOptions{UserID: alice})
+	require.NoError(t, err)
+	require.Equal(t, alice, got.UserID)
+	require.EqualValues(t, 0, got.UpdateCount, "the session was not changed")
+}
+
+// testSaveRunOfAnotherSession: a run stored in one session cannot be saved
+// into another; the other session's write rolls back with it.
+func testSaveRunOfAnotherSession(t *testing.T, store storage.Store) {
+	newSession(t, store, "s-1", alice)
+	newRun(t, store, "s-1", "r-1", alice)
+	_, _, err := store.SaveRun(t.Context(), &storage.Session{SessionID: "s-2", SessionType: storage.SessionTypeAgent, UserID: alice},
+		testRun("s-2", "r-1", alice))
+	require.ErrorIs(t, err, storage.ErrInvalid)
+	require.ErrorContains(t, err, "belongs to session s-1")
+	_, err = store.GetSession(t.Context(), "s-2", storage.GetSessionOptions{})
+	require.ErrorIs(t, err, storage.ErrNotFound, "the session write rolled back")
+	got, err := store.GetRun(t.Context(), "r-1", alice)
+	require.NoError(t, err)
+	require.Equal(t, "s-1", got.SessionID)
+}
+
+// testSaveRunCountsInMetricsOnce: a run saved RUNNING, then COMPLETED
+// twice, counts once in the daily metrics, for its session's owner, and
+// makes its session count once.
+func testSaveRunCountsInMetricsOnce(t *testing.T, store storage.Store) {
+	if _, ok := store.(storage.MetricsStore); !ok {
+		t.Skip("the store does not implement storage.MetricsStore")
+	}
+	newSession(t, store, "s-m", alice)
+	session := &storage.Session{SessionID: "s-m", SessionType: storage.SessionTypeAgent, AgentID: "agent-1"}
+	rec := testRun("s-m", "r-m", "")
+	rec.Run.Status = run.StatusRunning
+	_, _, err := store.SaveRun(t.Context(), session, rec)
+	require.NoError(t, err)
+	for range 2 {
+		rec.Run.Status = run.StatusCompleted
+		_, _, err = store.SaveRun(t.Context(), session, rec)
+		require.NoError(t, err)
+	}
+	for _, user := range []string{"", alice} {
+		days := dailyMetrics(t, store, storage.MetricsQuery{UserID: user})
+		require.Len(t, days, 1, "user %q", user)
+		require.Equal(t, 1, days[0].AgentRuns, "user %q: the run counts once", user)
+		require.Equal(t, 1, days[0].AgentSessions, "user %q: its session counts once", user)
+		require.Equal(t, 1, days[0].Users, "user %q: the run is alice's", user)
+	}
+	require.Empty(t, dailyMetrics(t, store, storage.MetricsQuery{UserID: bob}))
 }
 
 // testTouchRun: TouchRun moves a RUNNING row's updated_at to now and

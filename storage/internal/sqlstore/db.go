@@ -59,6 +59,69 @@ func execAtCommit(ctx context.Context, tx Conn, query string, args ...any) error
 	return err
 }
 
+// Pipeliner is a transaction that can send several statements in one
+// round trip. Each statement still runs on its own: one that waits for a
+// row lock sees, once it has it, what the lock's holder committed.
+type Pipeliner interface {
+	// QueryRows sends the statements together and hands each one's row to
+	// its scan, in order. It returns the first error, a scan's or a
+	// statement's; the statements after a failed one change nothing once
+	// the transaction rolls back, which it must then do.
+	QueryRows(ctx context.Context, stmts ...Pipelined) error
+}
+
+// Pipelined is one statement of a [Pipeliner] round trip.
+type Pipelined struct {
+	Query string
+	Args  []any
+	// Scan reads the statement's row.
+	Scan func(Row) error
+}
+
+// pipelinerOf returns tx as a [Pipeliner], or nil when its connection sends
+// one statement at a time. The arguments of a checked connection's
+// statements are checked before they are sent.
+func pipelinerOf(tx Conn) Pipeliner {
+	inner := tx
+	checked := false
+	if c, ok := tx.(checkedConn); ok {
+		inner, checked = c.Conn, true
+	}
+	p, ok := inner.(Pipeliner)
+	if !ok {
+		return nil
+	}
+	if checked {
+		return checkedPipeliner{p}
+	}
+	return p
+}
+
+// checkedPipeliner checks a batch's text arguments before it is sent, and
+// maps the database's refusal of text as [checkedConn] does.
+type checkedPipeliner struct{ Pipeliner }
+
+func (c checkedPipeliner) QueryRows(ctx context.Context, stmts ...Pipelined) error {
+	for _, st := range stmts {
+		if err := checkArgs(st.Args); err != nil {
+			return err
+		}
+	}
+	return invalidText(c.Pipeliner.QueryRows(ctx, stmts...))
+}
+
+// rowStatement is a statement that returns one row, with what reads it.
+type rowStatement[T any] struct {
+	query string
+	args  []any
+	scan  func(Row) (T, error)
+}
+
+// run runs the statement on tx and reads its row.
+func (st rowStatement[T]) run(ctx context.Context, tx Conn) (T, error) {
+	return st.scan(tx.QueryRow(ctx, st.query, st.args...))
+}
+
 // DB is a database as the store sees it: a connection for reads and a way to
 // run a function inside one write transaction.
 type DB interface {

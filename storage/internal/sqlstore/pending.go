@@ -52,7 +52,7 @@ func (s *Store) RecordPendingRun(ctx context.Context, session *storage.Session, 
 			knownOwner = &owner
 		}
 		// A PENDING run counts nothing in the daily metrics.
-		_, err = insertRun(ctx, tx, knownOwner, metricsChanges{})
+		_, err = insertRun.write(ctx, tx, knownOwner, metricsChanges{})
 		return err
 	})
 	if err != nil {

@@ -28,7 +28,7 @@ func (s *Store) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.R
 	}
 	err = s.db.InTx(ctx, func(tx Conn) error {
 		changes := metricsChanges{}
-		if rec, err = write(ctx, tx, nil, changes); err != nil {
+		if rec, err = write.write(ctx, tx, nil, changes); err != nil {
 			return err
 		}
 		return s.applyMetrics(ctx, tx, changes)
@@ -55,7 +55,15 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 	}
 	var stored *storage.Session
 	err = s.db.InTx(ctx, func(tx Conn) error {
-		if stored, err = writeSession(ctx, tx); err != nil {
+		changes := metricsChanges{}
+		var pipelined bool
+		if stored, rec, pipelined, err = writeRun.pipelinedSave(ctx, tx, session, writeSession, changes); pipelined {
+			if err != nil {
+				return err
+			}
+			return s.applyMetrics(ctx, tx, changes)
+		}
+		if stored, err = writeSession.run(ctx, tx); err != nil {
 			return s.sessionWriteErr(session, err)
 		}
 		// When the run is the session's, the session write has just locked
@@ -64,8 +72,7 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 		if stored.SessionID == rec.SessionID {
 			owner = &stored.UserID
 		}
-		changes := metricsChanges{}
-		if rec, err = writeRun(ctx, tx, owner, changes); err != nil {
+		if rec, err = writeRun.write(ctx, tx, owner, changes); err != nil {
 			return err
 		}
 		return s.applyMetrics(ctx, tx, changes)
@@ -76,14 +83,10 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 	return stored, rec, nil
 }
 
-// runWrite validates and encodes a run and returns the statements that
-// write it inside a transaction: an upsert, or with insertOnly an insert
-// that refuses a run id already stored. Their owner argument is the user_id
-// of the run's session when the transaction has already written (and so
-// locked) that session row; nil makes them read and lock it first. What the
-// write changes in the daily metrics (the new row's usage less the stored
-// row's) is added to changes, for the caller to apply before it commits.
-func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx context.Context, tx Conn, owner *string, changes metricsChanges) (storage.RunRecord, error), error) {
+// runWrite validates and encodes a run and returns what writes it inside a
+// transaction: an upsert, or with insertOnly an insert that refuses a run
+// id already stored. See [runWriter.write].
+func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (*runWriter, error) {
 	if rec.Run == nil || rec.Run.RunID == "" {
 		return nil, storage.Invalidf("run_id is required")
 	}
@@ -115,80 +118,173 @@ func (s *Store) runWrite(rec storage.RunRecord, insertOnly bool) (func(ctx conte
 	if rec.CreatedAt == 0 {
 		rec.CreatedAt = now
 	}
-	scopedUser := rec.UserID
-	write := s.stmts.runUpsert
+	w := &runWriter{s: s, rec: rec, runData: string(runData), insertOnly: insertOnly, scopedUser: rec.UserID,
+		newCounts: storage.CountsInMetrics(rec.Run.Status), query: s.stmts.runUpsert}
 	switch {
 	case insertOnly:
-		write = s.stmts.runInsert
-	case scopedUser != "":
-		write = s.stmts.runUpsertScoped
+		w.query = s.stmts.runInsert
+	case w.scopedUser != "":
+		w.query = s.stmts.runUpsertScoped
 	}
 	// Postgres reads the stored row in the upsert (see [Store.runUpsert]),
 	// sparing a round trip; SQLite reads it first, in process.
-	priorInWrite := !insertOnly && s.dialect == Postgres
-	newCounts := storage.CountsInMetrics(rec.Run.Status)
-	return func(ctx context.Context, tx Conn, knownOwner *string, changes metricsChanges) (storage.RunRecord, error) {
-		rec := rec
-		var owner string
-		if knownOwner != nil {
-			owner = *knownOwner
-		} else {
-			// Lock the session row (Postgres) so concurrent inserts into
-			// one session take distinct run_index values, and count the
-			// change to the session's runs (see [storage.SessionVersion]).
-			err := tx.QueryRow(ctx, s.stmts.sessionBump, rec.SessionID).Scan(nullString{&owner})
-			if errors.Is(err, ErrNoRows) {
-				return rec, notFound("session", rec.SessionID)
-			}
-			if err != nil {
-				return rec, err
-			}
-		}
-		if scopedUser != "" && owner != scopedUser {
-			return rec, notFound("session", rec.SessionID)
-		}
-		if rec.UserID == "" {
-			rec.UserID = owner
-		}
-		// The session row is locked, and every write of this run locks it
-		// first: the stored row read here is the one the write replaces.
-		// Postgres reads it in the write's own statement; an insert-only
-		// write has none to replace.
-		prior := &priorRun{}
-		if !insertOnly && !priorInWrite {
-			var err error
-			if prior, err = s.readPriorRun(ctx, tx, rec.SessionID, runID, newCounts); err != nil {
-				return rec, err
-			}
-		}
-		var givenIndex any
-		if rec.RunIndex != nil {
-			givenIndex = *rec.RunIndex
-		}
-		args := []any{runID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
-			nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), givenIndex, rec.SessionID, string(runData), rec.CreatedAt, now}
-		if scopedUser != "" && !insertOnly {
-			args = append(args, scopedUser)
-		}
-		var index, createdAt int64
-		dest := []any{&index, &createdAt}
-		if priorInWrite {
-			args = append([]any{countsFlag(newCounts), runID, runID, rec.SessionID}, args...)
-			dest = append(dest, prior.dest()...)
-		}
-		err := tx.QueryRow(ctx, write, args...).Scan(dest...)
+	w.priorInWrite = !insertOnly && s.dialect == Postgres
+	return w, nil
+}
+
+// runWriter writes one validated and encoded run ([Store.runWrite]).
+type runWriter struct {
+	s            *Store
+	rec          storage.RunRecord
+	runData      string
+	query        string // runUpsert, runUpsertScoped or runInsert
+	scopedUser   string // the user the write is scoped to, if any
+	insertOnly   bool
+	priorInWrite bool // the statement also returns what the stored row counted for
+	newCounts    bool // the new row counts in the daily metrics
+}
+
+// runStatement is the statement that writes the run, and what reads its row.
+type runStatement struct {
+	rec              storage.RunRecord
+	args             []any
+	index, createdAt int64
+	prior            *priorRun
+}
+
+// dest lists the scan destinations of the statement's row.
+func (st *runStatement) dest(priorInWrite bool) []any {
+	dest := []any{&st.index, &st.createdAt}
+	if priorInWrite {
+		dest = append(dest, st.prior.dest()...)
+	}
+	return dest
+}
+
+// write writes the run inside tx. owner is the user_id of the run's
+// session when the transaction has already written (and so locked) that
+// session row; nil makes it read and lock the row first. What the write
+// changes in the daily metrics (the new row's usage less the stored row's)
+// is added to changes, for the caller to apply before it commits.
+func (w *runWriter) write(ctx context.Context, tx Conn, knownOwner *string, changes metricsChanges) (storage.RunRecord, error) {
+	var owner string
+	if knownOwner != nil {
+		owner = *knownOwner
+	} else {
+		// Lock the session row (Postgres) so concurrent inserts into
+		// one session take distinct run_index values, and count the
+		// change to the session's runs (see [storage.SessionVersion]).
+		err := tx.QueryRow(ctx, w.s.stmts.sessionBump, w.rec.SessionID).Scan(nullString{&owner})
 		if errors.Is(err, ErrNoRows) {
-			return rec, s.runNotWritten(ctx, tx, rec, scopedUser, insertOnly)
+			return w.rec, notFound("session", w.rec.SessionID)
 		}
 		if err != nil {
-			return rec, err
+			return w.rec, err
 		}
-		rec.RunIndex = &index
-		// An update keeps the stored created_at: the run counts on the day
-		// it was first written.
-		prior.addChanges(changes, newRunUsage(rec.Run.Status, rec.UserID, createdAt, rec.RunType, rec.Run), rec.Run.ForkedFromSessionID != "")
-		return rec, nil
-	}, nil
+	}
+	if w.scopedUser != "" && owner != w.scopedUser {
+		return w.rec, notFound("session", w.rec.SessionID)
+	}
+	// The session row is locked, and every write of this run locks it
+	// first: the stored row read here is the one the write replaces.
+	// Postgres reads it in the write's own statement; an insert-only
+	// write has none to replace.
+	prior := &priorRun{}
+	if !w.insertOnly && !w.priorInWrite {
+		var err error
+		if prior, err = w.s.readPriorRun(ctx, tx, w.rec.SessionID, w.rec.Run.RunID, w.newCounts); err != nil {
+			return w.rec, err
+		}
+	}
+	st := w.statement(owner, prior)
+	err := tx.QueryRow(ctx, w.query, st.args...).Scan(st.dest(w.priorInWrite)...)
+	return w.written(ctx, tx, st, err, changes)
+}
+
+// statement builds the write's statement for a session owned by owner.
+func (w *runWriter) statement(owner string, prior *priorRun) *runStatement {
+	rec := w.rec
+	if rec.UserID == "" {
+		rec.UserID = owner
+	}
+	var givenIndex any
+	if rec.RunIndex != nil {
+		givenIndex = *rec.RunIndex
+	}
+	args := []any{rec.Run.RunID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
+		nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), givenIndex, rec.SessionID, w.runData, rec.CreatedAt, rec.UpdatedAt}
+	if w.scopedUser != "" && !w.insertOnly {
+		args = append(args, w.scopedUser)
+	}
+	if w.priorInWrite {
+		args = append([]any{countsFlag(w.newCounts), rec.Run.RunID, rec.Run.RunID, rec.SessionID}, args...)
+	}
+	return &runStatement{rec: rec, args: args, prior: prior}
+}
+
+// written finishes a write whose statement returned err: it explains a
+// write that changed nothing, and adds what the write changes in the daily
+// metrics to changes.
+func (w *runWriter) written(ctx context.Context, tx Conn, st *runStatement, err error, changes metricsChanges) (storage.RunRecord, error) {
+	rec := st.rec
+	if errors.Is(err, ErrNoRows) {
+		return rec, w.s.runNotWritten(ctx, tx, rec, w.scopedUser, w.insertOnly)
+	}
+	if err != nil {
+		return rec, err
+	}
+	rec.RunIndex = &st.index
+	// An update keeps the stored created_at: the run counts on the day
+	// it was first written.
+	st.prior.addChanges(changes, newRunUsage(rec.Run.Status, rec.UserID, st.createdAt, rec.RunType, rec.Run), rec.Run.ForkedFromSessionID != "")
+	return rec, nil
+}
+
+// pipelinedSave writes the session and the run in one round trip, where
+// tx can send both together (Postgres) and the run needs nothing from the
+// session's row beforehand: the run is the session's, and the write is
+// unscoped or scoped to the session's own user, whom the session's upsert
+// checks. The run's statement runs after the session's has locked the row,
+// so it sees the runs committed before; the stored owner, which the run's
+// row takes, is known only once the session's row is read, and a run
+// written without it is given it by one statement more (an unscoped save
+// of a session with an owner, which no request of a user makes). It
+// returns false when the save must go one statement at a time.
+func (w *runWriter) pipelinedSave(ctx context.Context, tx Conn, session *storage.Session, writeSession rowStatement[*storage.Session], changes metricsChanges) (stored *storage.Session, rec storage.RunRecord, ok bool, err error) {
+	p := pipelinerOf(tx)
+	if p == nil || !w.priorInWrite || w.rec.SessionID != session.SessionID || (w.scopedUser != "" && w.scopedUser != session.UserID) {
+		return nil, w.rec, false, nil
+	}
+	st := w.statement(session.UserID, &priorRun{})
+	var sessionErr, runErr error
+	err = p.QueryRows(ctx,
+		Pipelined{Query: writeSession.query, Args: writeSession.args, Scan: func(row Row) error {
+			stored, sessionErr = writeSession.scan(row)
+			return sessionErr
+		}},
+		Pipelined{Query: w.query, Args: st.args, Scan: func(row Row) error {
+			runErr = row.Scan(st.dest(true)...)
+			if errors.Is(runErr, ErrNoRows) {
+				return nil // explained below, after the round trip
+			}
+			return runErr
+		}})
+	switch {
+	case sessionErr != nil:
+		return nil, w.rec, true, w.s.sessionWriteErr(session, sessionErr)
+	case err != nil:
+		return nil, w.rec, true, err
+	}
+	if st.rec.UserID == "" && stored.UserID != "" {
+		st.rec.UserID = stored.UserID
+		if runErr == nil {
+			if _, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET user_id = ? WHERE run_id = ?", w.s.tables.runs), stored.UserID, st.rec.Run.RunID); err != nil {
+				return nil, w.rec, true, err
+			}
+		}
+	}
+	rec, err = w.written(ctx, tx, st, runErr, changes)
+	return stored, rec, true, err
 }
 
 // runUpsert is the statement that inserts a run, or updates it when it is

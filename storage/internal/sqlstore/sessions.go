@@ -28,7 +28,7 @@ func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storag
 	}
 	var out *storage.Session
 	err = s.db.InTx(ctx, func(tx Conn) error {
-		out, err = write(ctx, tx)
+		out, err = write.run(ctx, tx)
 		return err
 	})
 	return out, s.sessionWriteErr(in, err)
@@ -36,14 +36,14 @@ func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storag
 
 // sessionWrite validates and encodes a session and returns the statement
 // that writes it inside a transaction, which returns the stored row.
-func (s *Store) sessionWrite(in *storage.Session) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
+func (s *Store) sessionWrite(in *storage.Session) (rowStatement[*storage.Session], error) {
 	return s.sessionWriteReturning(in, sessionColumns, scanSession)
 }
 
 // sessionSave is [Store.sessionWrite] for a write whose caller keeps what
 // it wrote ([Store.SaveRun]): the stored row is in's documents with the
 // columns the database sets, so the documents are not decoded again.
-func (s *Store) sessionSave(in *storage.Session) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
+func (s *Store) sessionSave(in *storage.Session) (rowStatement[*storage.Session], error) {
 	return s.sessionWriteReturning(in, "user_id, created_at, updated_at, update_count", func(row Row) (*storage.Session, error) {
 		stored := *in
 		stored.Runs = nil
@@ -57,10 +57,10 @@ func (s *Store) sessionSave(in *storage.Session) (func(ctx context.Context, tx C
 }
 
 // sessionWriteReturning is the session upsert returning columns, read by scan.
-func (s *Store) sessionWriteReturning(in *storage.Session, columns string, scan func(Row) (*storage.Session, error)) (func(ctx context.Context, tx Conn) (*storage.Session, error), error) {
+func (s *Store) sessionWriteReturning(in *storage.Session, columns string, scan func(Row) (*storage.Session, error)) (rowStatement[*storage.Session], error) {
 	args, err := s.sessionArgs(in, "upsert")
 	if err != nil {
-		return nil, err
+		return rowStatement[*storage.Session]{}, err
 	}
 	// The conflict branch only fires for the same user (or an unscoped
 	// write, which keeps the stored owner); RETURNING then yields no row and
@@ -74,9 +74,7 @@ ON CONFLICT (session_id) DO UPDATE SET
 	updated_at = excluded.updated_at, update_count = %[1]s.update_count + 1%[3]s
 WHERE excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id
 RETURNING %[2]s`, s.tables.sessions, columns, s.clearLegacyRuns(), sessionInsertColumns)
-	return func(ctx context.Context, tx Conn) (*storage.Session, error) {
-		return scan(tx.QueryRow(ctx, query, args...))
-	}, nil
+	return rowStatement[*storage.Session]{query: query, args: args, scan: scan}, nil
 }
 
 // sessionArgs validates and encodes a session as the values of its row,

@@ -43,7 +43,7 @@ func (s *Store) StartRunIn(ctx context.Context, tx Conn, session *storage.Sessio
 	// A starting run counts nothing, but the row it replaces may have (a
 	// failed run started again).
 	changes := metricsChanges{}
-	if rec, err = writeRun(ctx, tx, knownOwner, changes); err != nil {
+	if rec, err = writeRun.write(ctx, tx, knownOwner, changes); err != nil {
 		return rec, fmt.Errorf("start run %s: %w", rec.Run.RunID, err)
 	}
 	if err := s.applyMetrics(ctx, tx, changes); err != nil {
