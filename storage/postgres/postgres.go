@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -86,7 +88,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("connect postgres: %w", err)
 	}
 	store, err := sqlstore.Open(ctx, sqlstore.Config{
-		DB:              &poolDB{pool: pool},
+		DB:              &poolDB{pool: pool, binds: &binds{}},
 		Dialect:         sqlstore.Postgres,
 		Schema:          schema,
 		Now:             cfg.Now,
@@ -116,9 +118,12 @@ func migrateCommand(rawURL, schema string) string {
 }
 
 // poolDB is a sqlstore.DB over a pgx pool.
-type poolDB struct{ pool *pgxpool.Pool }
+type poolDB struct {
+	pool  *pgxpool.Pool
+	binds *binds // nil rebinds every statement
+}
 
-func (d *poolDB) Reader() sqlstore.Conn { return pgConn{q: d.pool} }
+func (d *poolDB) Reader() sqlstore.Conn { return pgConn{q: d.pool, binds: d.binds} }
 
 // InTx runs fn in a transaction whose BEGIN travels with its first
 // statement, one round trip instead of two (see [lazyTx]).
@@ -130,7 +135,7 @@ func (d *poolDB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) erro
 	// A connection released inside a transaction (a ROLLBACK that failed)
 	// is closed by the pool, not reused.
 	defer conn.Release()
-	tx := &lazyTx{conn: conn.Conn()}
+	tx := &lazyTx{conn: conn.Conn(), binds: d.binds}
 	if err := fn(tx); err != nil {
 		tx.rollback(ctx)
 		return err
@@ -150,10 +155,11 @@ type pgConn struct {
 		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	}
+	binds *binds // nil rebinds every statement
 }
 
 func (c pgConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := c.q.Exec(ctx, rebind(query), args...)
+	tag, err := c.q.Exec(ctx, c.binds.rebind(query), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -161,7 +167,7 @@ func (c pgConn) Exec(ctx context.Context, query string, args ...any) (int64, err
 }
 
 func (c pgConn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	rows, err := c.q.Query(ctx, rebind(query), args...)
+	rows, err := c.q.Query(ctx, c.binds.rebind(query), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +175,7 @@ func (c pgConn) Query(ctx context.Context, query string, args ...any) (sqlstore.
 }
 
 func (c pgConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return pgRow{c.q.QueryRow(ctx, rebind(query), args...)}
+	return pgRow{c.q.QueryRow(ctx, c.binds.rebind(query), args...)}
 }
 
 type pgRow struct{ row pgx.Row }
@@ -180,6 +186,35 @@ func (r pgRow) Scan(dest ...any) error {
 		return sqlstore.ErrNoRows
 	}
 	return err
+}
+
+// binds remembers the statements [rebind] turned, so a statement the store
+// runs again and again is not scanned and copied each time. It keeps at
+// most maxBinds of them: statements whose text varies with their filters
+// could otherwise grow it without end.
+type binds struct {
+	turned sync.Map // query → rebound query
+	n      atomic.Int64
+}
+
+// maxBinds bounds the statements a [binds] keeps.
+const maxBinds = 1024
+
+// rebind is [rebind], remembered; a nil b remembers nothing.
+func (b *binds) rebind(query string) string {
+	if b == nil {
+		return rebind(query)
+	}
+	if turned, ok := b.turned.Load(query); ok {
+		return turned.(string)
+	}
+	turned := rebind(query)
+	if b.n.Load() < maxBinds {
+		if _, loaded := b.turned.LoadOrStore(query, turned); !loaded {
+			b.n.Add(1)
+		}
+	}
+	return turned
 }
 
 // rebind turns `?` placeholders into $1, $2, …, leaving quoted text alone.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -138,9 +139,32 @@ func TestRebind(t *testing.T) {
 		{"x = '?' AND y = ?", "x = '?' AND y = $1"},
 		{`"we?ird" = ?`, `"we?ird" = $1`},
 	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, rebind(tt.in), tt.in)
+	b := &binds{}
+	for range 2 { // turned, then remembered
+		for _, tt := range tests {
+			require.Equal(t, tt.want, rebind(tt.in), tt.in)
+			require.Equal(t, tt.want, b.rebind(tt.in), tt.in)
+		}
 	}
+	require.EqualValues(t, len(tests), b.n.Load(), "each statement is remembered once")
+	var nilBinds *binds
+	require.Equal(t, "a = $1", nilBinds.rebind("a = ?"))
+}
+
+// TestBindsStayBounded: statements whose text varies (an IN list of any
+// length) are still turned right once the memory is full, and the memory
+// does not grow past maxBinds.
+func TestBindsStayBounded(t *testing.T) {
+	b := &binds{}
+	for n := 1; n <= maxBinds+100; n++ {
+		query := "id IN (" + strings.Repeat("?, ", n-1) + "?)"
+		got := b.rebind(query)
+		require.Equal(t, fmt.Sprintf("$%d)", n), got[strings.LastIndex(got, "$"):])
+	}
+	require.EqualValues(t, maxBinds, b.n.Load())
+	count := 0
+	b.turned.Range(func(any, any) bool { count++; return true })
+	require.Equal(t, maxBinds, count)
 }
 
 func TestMetricsAgnoRows(t *testing.T) {

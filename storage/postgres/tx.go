@@ -49,6 +49,7 @@ func (s *Store) StartRunTx(ctx context.Context, tx pgx.Tx, session *storage.Sess
 // transaction that runs no statement sends nothing.
 type lazyTx struct {
 	conn  *pgx.Conn
+	binds *binds
 	begun bool
 	// atCommit holds statements sent with the COMMIT
 	// ([sqlstore.CommitExecer]).
@@ -63,7 +64,7 @@ type queued struct {
 
 // ExecAtCommit implements [sqlstore.CommitExecer].
 func (t *lazyTx) ExecAtCommit(query string, args ...any) {
-	t.atCommit = append(t.atCommit, queued{rebind(query), args})
+	t.atCommit = append(t.atCommit, queued{t.binds.rebind(query), args})
 }
 
 // begin sends BEGIN with the first statement and returns that statement's
@@ -72,7 +73,7 @@ func (t *lazyTx) begin(ctx context.Context, query string, args []any) (pgx.Batch
 	t.begun = true
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(rebind(query), args...)
+	b.Queue(t.binds.rebind(query), args...)
 	results := t.conn.SendBatch(ctx, b)
 	if _, err := results.Exec(); err != nil {
 		_ = results.Close()
@@ -83,7 +84,7 @@ func (t *lazyTx) begin(ctx context.Context, query string, args []any) (pgx.Batch
 
 func (t *lazyTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	if t.begun {
-		return pgConn{q: t.conn}.Exec(ctx, query, args...)
+		return pgConn{q: t.conn, binds: t.binds}.Exec(ctx, query, args...)
 	}
 	results, err := t.begin(ctx, query, args)
 	if err != nil {
@@ -107,12 +108,12 @@ func (t *lazyTx) Query(ctx context.Context, query string, args ...any) (sqlstore
 		}
 		t.begun = true
 	}
-	return pgConn{q: t.conn}.Query(ctx, query, args...)
+	return pgConn{q: t.conn, binds: t.binds}.Query(ctx, query, args...)
 }
 
 func (t *lazyTx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	if t.begun {
-		return pgConn{q: t.conn}.QueryRow(ctx, query, args...)
+		return pgConn{q: t.conn, binds: t.binds}.QueryRow(ctx, query, args...)
 	}
 	results, err := t.begin(ctx, query, args)
 	if err != nil {
@@ -133,7 +134,7 @@ func (t *lazyTx) QueryRows(ctx context.Context, stmts ...sqlstore.Pipelined) err
 		t.begun = true
 	}
 	for _, st := range stmts {
-		b.Queue(rebind(st.Query), st.Args...)
+		b.Queue(t.binds.rebind(st.Query), st.Args...)
 	}
 	results := t.conn.SendBatch(ctx, b)
 	var err error
