@@ -149,7 +149,9 @@ func (a *Agent) opener(in *run.Input) runhost.Opener {
 		// With PersistOnStart the RUNNING row is written before RunStarted
 		// goes out, so a client reacting to RunStarted finds the session
 		// and the run.
-		return a.spec(st, in.PersistOnStart, &run.RunStarted{Model: p.info.ID, ModelProvider: p.info.Provider}), nil
+		spec := a.spec(st, in.PersistOnStart, &run.RunStarted{Model: p.info.ID, ModelProvider: p.info.Provider})
+		spec.PersistDelay = in.PersistDelay
+		return spec, nil
 	}
 }
 

@@ -31,11 +31,10 @@ func (s *savesCounter) SessionVersion(ctx context.Context, sessionID, userID, ru
 	return s.Store.(storage.SessionVersioner).SessionVersion(ctx, sessionID, userID, runID)
 }
 
-// TestRunningRowBeforeTheRunStarts: a run, answered with stream=false or
-// streamed, commits its RUNNING row before it starts (a streamed one before
-// RunStarted goes out), so it is listed in flight and a crash leaves it
-// behind, then its finished row.
-func TestRunningRowBeforeTheRunStarts(t *testing.T) {
+// TestRunningRowOnlyWhenSomeoneWatches: a run answered with stream=false
+// that ends at once commits once, its finished row; a streamed run commits
+// its RUNNING row before RunStarted goes out, then its finished row.
+func TestRunningRowOnlyWhenSomeoneWatches(t *testing.T) {
 	counter := &savesCounter{}
 	s := newServer(t, []scripted.Reply{scripted.Text("Hello!"), scripted.Text("Again!")}, func(a *agent.Config, o *agentos.Config) {
 		counter.Store = a.Store
@@ -44,13 +43,13 @@ func TestRunningRowBeforeTheRunStarts(t *testing.T) {
 	resp := s.postForm(t, "/agents/assistant/runs", url.Values{"message": {"hi"}, "stream": {"false"}, "session_id": {"s1"}})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "COMPLETED", decode[map[string]any](t, resp)["status"])
-	require.Equal(t, int32(2), counter.saves.Load(), "stream=false: RUNNING, then the finished run")
+	require.Equal(t, int32(1), counter.saves.Load(), "stream=false: one commit")
 
 	resp = s.postForm(t, "/agents/assistant/runs", url.Values{"message": {"again"}, "session_id": {"s1"}})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	frames := readFrames(t, resp.Body)
 	require.Equal(t, "RunCompleted", frames[len(frames)-1].event)
-	require.Equal(t, int32(4), counter.saves.Load(), "stream=true: RUNNING, then the finished run")
+	require.Equal(t, int32(3), counter.saves.Load(), "stream=true: RUNNING, then the finished run")
 
 	runs := decode[[]map[string]any](t, s.get(t, "/agents/assistant/runs?session_id=s1"))
 	require.Len(t, runs, 2)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"time"
 
 	"github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage"
@@ -48,6 +49,12 @@ func (o *OS) runEndpoints() []endpoint {
 	}
 }
 
+// runningRowDelay is how long a run answered with stream=false may go
+// before its RUNNING row is written (run.Input.PersistDelay): most runs of
+// a fast model end sooner and commit once; a longer one is listed in
+// flight from its next progress save on.
+const runningRowDelay = 250 * time.Millisecond
+
 // handleCreateRun runs an agent or a team. A team's form also takes
 // monitor (Agno's), accepted and not used.
 func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request, runner run.Runner) {
@@ -70,6 +77,11 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request, runner run.
 	}
 	stream := f.boolean("stream", true)
 	background := f.boolean("background", false)
+	if !stream && !background {
+		// Nobody sees the run until it answers: a run that ends within
+		// this delay writes its row once.
+		in.PersistDelay = runningRowDelay
+	}
 	switch kindOf(runner) {
 	case run.KindTeam:
 		f.boolean("monitor", true)

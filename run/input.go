@@ -2,6 +2,7 @@ package run
 
 import (
 	"encoding/json"
+	"time"
 )
 
 // Input is what the caller passed to a run, kept apart from the messages built
@@ -39,6 +40,15 @@ type Input struct {
 	// called, so the run is listed while in flight and a crash leaves
 	// evidence. AgentOS sets it; by default a run is saved when it ends.
 	PersistOnStart bool `json:"-"`
+	// PersistDelay, with PersistOnStart, lets a new run go this long
+	// before its RUNNING row is written: the row is written at the run's
+	// first progress save after that (once a batch of tool results is in),
+	// and a run that ends sooner, or makes no progress save, writes only
+	// its final row — one commit instead of two. Nobody sees the run in
+	// flight meanwhile, so a caller that streams its events leaves it zero
+	// (RunStarted then follows the row). AgentOS sets it for runs answered
+	// with stream=false.
+	PersistDelay time.Duration `json:"-"`
 	// Accepted is set when the run's PENDING row was written as it was
 	// accepted, before it started (a background run): the run keeps that
 	// row's created_at. runhost.RecordPending sets it.

@@ -163,6 +163,14 @@ type Spec struct {
 	// Persist saves the run RUNNING before its first event, and its
 	// progress as it goes ([run.Input.PersistOnStart]).
 	Persist bool
+	// PersistDelay defers a new run's RUNNING save until the run has
+	// lasted this long: the row is written by the turn's first
+	// [Run.SaveProgress] after that, on the turn's own goroutine, so the
+	// save never reads the output while the turn changes it. A run that
+	// ends sooner, or makes no progress save, is written once, as it ends.
+	// Ignored for a run that claims its session or was stored before it
+	// started.
+	PersistDelay time.Duration
 	// Retry is the kind's policy for failed attempts.
 	Retry Retry
 	// StoreEvents keeps the run's events on the stored run.
@@ -316,7 +324,9 @@ func (h *Host) drive(parent context.Context, exec run.Execution, open Opener, yi
 	if p, ok := spec.Turn.(Preparer); ok {
 		err = p.Prepare(ctx, r)
 	}
-	if err == nil && spec.Persist {
+	if err == nil && spec.Persist && spec.PersistDelay > 0 && spec.Claim == nil && r.fresh {
+		r.deferredUntil = h.cfg.Now().Add(spec.PersistDelay)
+	} else if err == nil && spec.Persist {
 		err = r.saveRetrying(ctx)
 		if err == nil && spec.Claim != nil {
 			if err = h.settleClaim(ctx, r, exec.Queued); err != nil {

@@ -415,3 +415,74 @@ func TestHostStoreDownEndsStorageUnavailable(t *testing.T) {
 	require.Greater(t, store.tries.Load(), int32(3), "the save was tried again before giving up")
 	require.Equal(t, run.StatusRunning, storedRun(t, store.Store, "r1").Status, "the row is as last saved")
 }
+
+// countingSaves counts a store's SaveRun calls.
+type countingSaves struct {
+	storage.Store
+	saves atomic.Int32
+}
+
+func (s *countingSaves) SaveRun(ctx context.Context, session *storage.Session, rec storage.RunRecord) (*storage.Session, storage.RunRecord, error) {
+	s.saves.Add(1)
+	return s.Store.SaveRun(ctx, session, rec)
+}
+
+// stepClock is a clock that moves only when told to.
+type stepClock struct{ now atomic.Int64 }
+
+func (c *stepClock) Now() time.Time          { return time.Unix(0, c.now.Load()) }
+func (c *stepClock) advance(d time.Duration) { c.now.Add(int64(d)) }
+func newStepClock() *stepClock               { c := &stepClock{}; c.now.Store(time.Now().UnixNano()); return c }
+
+// TestDeferredRunningRow: with a PersistDelay, a run that ends within it is
+// written once, as it ends, whatever progress saves it makes meanwhile;
+// one that lasts longer is written RUNNING by its first progress save
+// after the delay, then finished.
+func TestDeferredRunningRow(t *testing.T) {
+	t.Run("ends within the delay", func(t *testing.T) {
+		store := &countingSaves{Store: openStore(t)}
+		h := runhost.New(runhost.Config{Store: store})
+		turn := &scriptedTurn{answer: "done", during: func(ctx context.Context, r *runhost.Run) {
+			require.NoError(t, r.SaveProgress(ctx), "a progress save within the delay writes nothing")
+		}}
+		out, err := h.Collect(t.Context(), run.Execution{}, opener(turn, func(s *runhost.Spec) { s.PersistDelay = time.Hour }))
+		require.NoError(t, err)
+		require.Equal(t, run.StatusCompleted, out.Status)
+		require.Equal(t, int32(1), store.saves.Load(), "one write: the finished run")
+		require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
+	})
+	t.Run("lasts longer", func(t *testing.T) {
+		store := &countingSaves{Store: openStore(t)}
+		clock := newStepClock()
+		h := runhost.New(runhost.Config{Store: store, Now: clock.Now})
+		turn := &scriptedTurn{answer: "done", during: func(ctx context.Context, r *runhost.Run) {
+			require.NoError(t, r.SaveProgress(ctx))
+			_, err := store.GetRun(ctx, "r1", "")
+			require.ErrorIs(t, err, storage.ErrNotFound, "not written before the delay")
+			clock.advance(time.Second)
+			require.NoError(t, r.SaveProgress(ctx))
+			require.Equal(t, run.StatusRunning, storedRun(t, store, "r1").Status, "listed in flight once the delay passed")
+			require.NoError(t, r.SaveProgress(ctx), "later progress saves write as usual")
+		}}
+		out, err := h.Collect(t.Context(), run.Execution{}, opener(turn, func(s *runhost.Spec) { s.PersistDelay = 250 * time.Millisecond }))
+		require.NoError(t, err)
+		require.Equal(t, run.StatusCompleted, out.Status)
+		require.Equal(t, int32(3), store.saves.Load(), "RUNNING twice, then the finished run")
+		require.Equal(t, run.StatusCompleted, storedRun(t, store, "r1").Status)
+	})
+	t.Run("a run stored before it started is saved at once", func(t *testing.T) {
+		store := &countingSaves{Store: openStore(t)}
+		h := runhost.New(runhost.Config{Store: store})
+		stored := &run.Output{RunID: "r1", AgentID: "a", SessionID: "s", Status: run.StatusPending, Input: &run.Input{InputContent: "hi"}}
+		_, _, err := store.SaveRun(t.Context(), &storage.Session{SessionID: "s", SessionType: storage.SessionTypeAgent, AgentID: "a"},
+			storage.RunRecord{SessionID: "s", Run: stored})
+		require.NoError(t, err)
+		turn := &scriptedTurn{answer: "done", during: func(ctx context.Context, r *runhost.Run) {
+			require.Equal(t, run.StatusRunning, storedRun(t, store, "r1").Status, "its row says RUNNING before the turn")
+		}}
+		out, err := h.Collect(t.Context(), run.Execution{}, opener(turn, func(s *runhost.Spec) { s.PersistDelay = time.Hour }))
+		require.NoError(t, err)
+		require.Equal(t, run.StatusCompleted, out.Status)
+		require.Equal(t, int32(3), store.saves.Load(), "PENDING, RUNNING, then the finished run")
+	})
+}

@@ -34,6 +34,10 @@ type Run struct {
 	// save inserts it, after every run stored before (a new run not stored
 	// before, not a fork); saved once a save succeeded.
 	stored, fresh, saved bool
+	// deferredUntil, while not zero, is when the run's first progress save
+	// may write its row ([Spec.PersistDelay]); only the turn's goroutine
+	// reads and clears it.
+	deferredUntil time.Time
 
 	// emu orders the events and guards the consumer's state.
 	emu    sync.Mutex
@@ -170,6 +174,12 @@ func (r *Run) stopped() bool {
 func (r *Run) SaveProgress(ctx context.Context) error {
 	if !r.spec.Persist {
 		return nil
+	}
+	if !r.deferredUntil.IsZero() {
+		if r.host.cfg.Now().Before(r.deferredUntil) {
+			return nil // the row is written once the run has lasted, or as it ends
+		}
+		r.deferredUntil = time.Time{}
 	}
 	return r.saveRetrying(ctx)
 }
