@@ -76,17 +76,23 @@ func (a *Agent) start(ctx context.Context, in *run.Input, p *prepared) (*runStat
 		return nil, err
 	}
 	now := a.cfg.Now()
-	sessionID := in.SessionID
+	sessionID, newSession := in.SessionID, in.NewSession
 	if sessionID == "" {
-		sessionID = a.cfg.NewID()
+		// Made up here: new, unless the run's id is the caller's, whose
+		// row may be stored.
+		sessionID, newSession = a.cfg.NewID(), in.RunID == ""
 	}
 	runID := in.RunID
 	if runID == "" {
 		runID = a.cfg.NewID()
 	}
-	session, row, err := a.host.OpenSession(ctx, storage.NewSession(a.cfg.Kind, a.cfg.ID, sessionID, in.UserID), runID)
-	if err != nil {
-		return nil, err
+	session, row := storage.NewSession(a.cfg.Kind, a.cfg.ID, sessionID, in.UserID), runhost.RowAbsent
+	if !newSession {
+		// A session id made up for this run names nothing stored: the
+		// store is asked only about one the caller chose.
+		if session, row, err = a.host.OpenSession(ctx, session, runID); err != nil {
+			return nil, err
+		}
 	}
 	out := &run.Output{
 		RunID:         runID,

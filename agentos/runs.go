@@ -128,7 +128,7 @@ func (o *OS) handleCreateRun(w http.ResponseWriter, r *http.Request, runner run.
 		}
 	}
 	if in.SessionID == "" {
-		in.SessionID = newID()
+		in.SessionID, in.NewSession = newID(), true
 	}
 	in.RunID = newID()
 	if store != nil {

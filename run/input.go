@@ -49,6 +49,10 @@ type Input struct {
 	// (RunStarted then follows the row). AgentOS sets it for runs answered
 	// with stream=false.
 	PersistDelay time.Duration `json:"-"`
+	// NewSession says the caller made SessionID up for this run (AgentOS,
+	// for a request without a session_id): no session of that id can be
+	// stored, so the run does not look for one.
+	NewSession bool `json:"-"`
 	// Accepted is set when the run's PENDING row was written as it was
 	// accepted, before it started (a background run): the run keeps that
 	// row's created_at. runhost.RecordPending sets it.
