@@ -34,6 +34,12 @@ func testTextRefused(t *testing.T, store storage.Store) {
 		require.ErrorIs(t, err, storage.ErrInvalidText, "a run id with %s", what)
 		_, err = store.GetRun(ctx, "r-1", bad)
 		require.ErrorIs(t, err, storage.ErrInvalidText, "a user id with %s", what)
+		_, _, err = store.SaveRun(ctx, &storage.Session{SessionID: "s-1", SessionType: storage.SessionTypeAgent, AgentID: "agent-1", UserID: alice},
+			testRun("s-1", bad, alice))
+		require.ErrorIs(t, err, storage.ErrInvalidText, "a run id with %s, saved with its session", what)
+		_, _, err = store.SaveRun(ctx, &storage.Session{SessionID: bad, SessionType: storage.SessionTypeAgent, AgentID: "agent-1"},
+			testRun(bad, "r-1", ""))
+		require.ErrorIs(t, err, storage.ErrInvalidText, "a session id with %s, saved with a run", what)
 	}
 	sessions, total, err := store.ListSessions(ctx, storage.SessionQuery{})
 	require.NoError(t, err)

@@ -102,12 +102,16 @@ func pipelinerOf(tx Conn) Pipeliner {
 type checkedPipeliner struct{ Pipeliner }
 
 func (c checkedPipeliner) QueryRows(ctx context.Context, stmts ...Pipelined) error {
-	for _, st := range stmts {
+	checked := make([]Pipelined, len(stmts))
+	for i, st := range stmts {
 		if err := checkArgs(st.Args); err != nil {
 			return err
 		}
+		scan := st.Scan
+		st.Scan = func(row Row) error { return scan(checkedRow{row}) }
+		checked[i] = st
 	}
-	return invalidText(c.Pipeliner.QueryRows(ctx, stmts...))
+	return invalidText(c.Pipeliner.QueryRows(ctx, checked...))
 }
 
 // rowStatement is a statement that returns one row, with what reads it.
