@@ -67,12 +67,25 @@ func (t *lazyTx) ExecAtCommit(query string, args ...any) {
 	t.atCommit = append(t.atCommit, queued{t.binds.rebind(query), args})
 }
 
+// batch starts a batch of the transaction: with BEGIN first when nothing
+// ran yet, which it reports.
+func (t *lazyTx) batch() (b *pgx.Batch, begins bool) {
+	b = &pgx.Batch{}
+	if !t.begun {
+		b.Queue("BEGIN")
+		t.begun = true
+		return b, true
+	}
+	return b, false
+}
+
+// direct runs statements on the connection, the transaction begun.
+func (t *lazyTx) direct() pgConn { return pgConn{q: t.conn, binds: t.binds} }
+
 // begin sends BEGIN with the first statement and returns that statement's
 // results, BEGIN's read.
 func (t *lazyTx) begin(ctx context.Context, query string, args []any) (pgx.BatchResults, error) {
-	t.begun = true
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	b, _ := t.batch()
 	b.Queue(t.binds.rebind(query), args...)
 	results := t.conn.SendBatch(ctx, b)
 	if _, err := results.Exec(); err != nil {
@@ -84,7 +97,7 @@ func (t *lazyTx) begin(ctx context.Context, query string, args []any) (pgx.Batch
 
 func (t *lazyTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	if t.begun {
-		return pgConn{q: t.conn, binds: t.binds}.Exec(ctx, query, args...)
+		return t.direct().Exec(ctx, query, args...)
 	}
 	results, err := t.begin(ctx, query, args)
 	if err != nil {
@@ -108,12 +121,12 @@ func (t *lazyTx) Query(ctx context.Context, query string, args ...any) (sqlstore
 		}
 		t.begun = true
 	}
-	return pgConn{q: t.conn, binds: t.binds}.Query(ctx, query, args...)
+	return t.direct().Query(ctx, query, args...)
 }
 
 func (t *lazyTx) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	if t.begun {
-		return pgConn{q: t.conn, binds: t.binds}.QueryRow(ctx, query, args...)
+		return t.direct().QueryRow(ctx, query, args...)
 	}
 	results, err := t.begin(ctx, query, args)
 	if err != nil {
@@ -127,12 +140,7 @@ func (t *lazyTx) QueryRow(ctx context.Context, query string, args ...any) sqlsto
 // read in order. The server runs each statement of the batch on its own
 // snapshot, taken when the statement starts, as it would one sent alone.
 func (t *lazyTx) QueryRows(ctx context.Context, stmts ...sqlstore.Pipelined) error {
-	b := &pgx.Batch{}
-	begin := !t.begun
-	if begin {
-		b.Queue("BEGIN")
-		t.begun = true
-	}
+	b, begin := t.batch()
 	for _, st := range stmts {
 		b.Queue(t.binds.rebind(st.Query), st.Args...)
 	}
@@ -173,11 +181,7 @@ func (t *lazyTx) commit(ctx context.Context) error {
 // one batch (after BEGIN when nothing ran yet). When one fails the server
 // skips the rest, COMMIT included, and the transaction is rolled back.
 func (t *lazyTx) commitBatch(ctx context.Context) error {
-	b := &pgx.Batch{}
-	if !t.begun {
-		b.Queue("BEGIN")
-		t.begun = true
-	}
+	b, _ := t.batch()
 	for _, q := range t.atCommit {
 		b.Queue(q.query, q.args...)
 	}

@@ -56,6 +56,23 @@ func requirePermutation(t *testing.T, indexes []int64, what string) {
 	}
 }
 
+// requireStoredIndexes requires the session to hold n runs, none lost,
+// listed by GetRuns in run_index order 0..n-1.
+func requireStoredIndexes(t *testing.T, store storage.Store, sessionID string, n int) {
+	t.Helper()
+	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: sessionID})
+	require.NoError(t, err)
+	require.Equal(t, n, total, "no run was lost")
+	require.Len(t, runs, n)
+	stored := make([]int64, 0, len(runs))
+	for _, rec := range runs {
+		require.NotNil(t, rec.RunIndex)
+		stored = append(stored, *rec.RunIndex)
+	}
+	requirePermutation(t, stored, "stored run_index")
+	require.True(t, slices.IsSorted(stored), "GetRuns orders by run_index")
+}
+
 func testConcurrentRuns(t *testing.T, store storage.Store) {
 	newSession(t, store, "s-1", "")
 	returned := make([]int64, concurrentWriters)
@@ -71,18 +88,7 @@ func testConcurrentRuns(t *testing.T, store storage.Store) {
 		return nil
 	})
 	requirePermutation(t, returned, "run_index returned by UpsertRun")
-
-	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
-	require.NoError(t, err)
-	require.Equal(t, concurrentWriters, total, "no run was lost")
-	require.Len(t, runs, concurrentWriters)
-	stored := make([]int64, 0, len(runs))
-	for _, rec := range runs {
-		require.NotNil(t, rec.RunIndex)
-		stored = append(stored, *rec.RunIndex)
-	}
-	requirePermutation(t, stored, "stored run_index")
-	require.True(t, slices.IsSorted(stored), "GetRuns orders by run_index")
+	requireStoredIndexes(t, store, "s-1", concurrentWriters)
 
 	session, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{IncludeRuns: true})
 	require.NoError(t, err)
@@ -105,14 +111,7 @@ func testConcurrentSaveRuns(t *testing.T, store storage.Store) {
 		return nil
 	})
 	requirePermutation(t, returned, "run_index returned by SaveRun")
-	runs, total, err := store.GetRuns(t.Context(), storage.RunQuery{SessionID: "s-1"})
-	require.NoError(t, err)
-	require.Equal(t, concurrentWriters, total, "no run was lost")
-	stored := make([]int64, 0, len(runs))
-	for _, rec := range runs {
-		stored = append(stored, *rec.RunIndex)
-	}
-	requirePermutation(t, stored, "stored run_index")
+	requireStoredIndexes(t, store, "s-1", concurrentWriters)
 	session, err := store.GetSession(t.Context(), "s-1", storage.GetSessionOptions{UserID: alice})
 	require.NoError(t, err)
 	require.EqualValues(t, concurrentWriters, session.UpdateCount, "every save moved the session's version")

@@ -245,10 +245,8 @@ func (w *runWriter) written(ctx context.Context, tx Conn, st *runStatement, err 
 // session's row beforehand: the run is the session's, and the write is
 // unscoped or scoped to the session's own user, whom the session's upsert
 // checks. The run's statement runs after the session's has locked the row,
-// so it sees the runs committed before; the stored owner, which the run's
-// row takes, is known only once the session's row is read, and a run
-// written without it is given it by one statement more (an unscoped save
-// of a session with an owner, which no request of a user makes). It
+// so it sees the runs committed before, and a run written without a user
+// takes the session's stored owner in it (see [Store.runUpsert]). It
 // returns false when the save must go one statement at a time.
 func (w *runWriter) pipelinedSave(ctx context.Context, tx Conn, session *storage.Session, writeSession rowStatement[*storage.Session], changes metricsChanges) (stored *storage.Session, rec storage.RunRecord, ok bool, err error) {
 	p := pipelinerOf(tx)
@@ -275,13 +273,8 @@ func (w *runWriter) pipelinedSave(ctx context.Context, tx Conn, session *storage
 	case err != nil:
 		return nil, w.rec, true, err
 	}
-	if st.rec.UserID == "" && stored.UserID != "" {
-		st.rec.UserID = stored.UserID
-		if runErr == nil {
-			if _, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET user_id = ? WHERE run_id = ?", w.s.tables.runs), stored.UserID, st.rec.Run.RunID); err != nil {
-				return nil, w.rec, true, err
-			}
-		}
+	if st.rec.UserID == "" {
+		st.rec.UserID = stored.UserID // as the statement wrote it
 	}
 	rec, err = w.written(ctx, tx, st, runErr, changes)
 	return stored, rec, true, err
@@ -305,12 +298,14 @@ func (s *Store) runUpsert(scoped bool) string {
 	if scoped {
 		userCheck = fmt.Sprintf(" AND %s.user_id = ?", s.tables.runs)
 	}
-	prior, priorReturning := "", ""
+	prior, priorReturning, user := "", "", "?"
 	if s.dialect == Postgres {
-		prior, priorReturning = "WITH prior AS ("+s.priorRunStatement()+")\n", priorRunReturning
+		// A run written without a user takes its session's owner, which
+		// the CTE reads (an unscoped save of an owned session).
+		prior, priorReturning, user = "WITH prior AS ("+s.priorRunStatement()+")\n", priorRunReturning, "COALESCE(?, (SELECT session_owner FROM prior))"
 	}
 	return prior + fmt.Sprintf(`INSERT INTO %[1]s (run_id, session_id, run_type, agent_id, team_id, workflow_id, user_id, status, parent_run_id, run_index, run_data, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
+VALUES (?, ?, ?, ?, ?, ?, %[4]s, ?, ?,
 	COALESCE(?, (SELECT run_index FROM %[1]s WHERE session_id = ? AND run_index IS NOT NULL ORDER BY run_index DESC LIMIT 1) + 1, 0),
 	?, ?, ?)
 ON CONFLICT (run_id) DO UPDATE SET
@@ -318,7 +313,7 @@ ON CONFLICT (run_id) DO UPDATE SET
 	user_id = excluded.user_id, status = excluded.status, parent_run_id = excluded.parent_run_id, run_data = excluded.run_data,
 	updated_at = excluded.updated_at
 WHERE %[1]s.session_id = excluded.session_id%[2]s
-RETURNING run_index, created_at%[3]s`, s.tables.runs, userCheck, priorReturning)
+RETURNING run_index, created_at%[3]s`, s.tables.runs, userCheck, priorReturning, user)
 }
 
 // runInsert is the statement that inserts a new run as [Store.runUpsert]
