@@ -8,6 +8,7 @@ import (
 
 	"github.com/agnogo/agnogo/model"
 	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/runhost"
 	"github.com/agnogo/agnogo/storage"
 )
 
@@ -30,8 +31,11 @@ type extractedMemories struct {
 
 // userMemories reads the user's memories for the system message.
 func (a *Agent) userMemories(ctx context.Context, userID string) ([]*storage.Memory, error) {
-	memories, _, err := a.cfg.Store.ListMemories(ctx, storage.MemoryQuery{UserID: userID, SortBy: "updated_at", SortOrder: storage.SortDesc,
-		Page: storage.Page{Limit: memoryLimit}})
+	memories, err := runhost.Read(ctx, a.host, "the memories of "+userID, func(ctx context.Context) ([]*storage.Memory, error) {
+		memories, _, err := a.cfg.Store.ListMemories(ctx, storage.MemoryQuery{UserID: userID, SortBy: "updated_at", SortOrder: storage.SortDesc,
+			Page: storage.Page{Limit: memoryLimit}})
+		return memories, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read memories of %s: %w", userID, err)
 	}

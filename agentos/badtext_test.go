@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,8 +16,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/agent"
@@ -216,12 +219,15 @@ func do(t *testing.T, s *server, method, target, contentType, body string) (*htt
 	return resp, bytes.TrimSpace(data)
 }
 
-// failingSessions is a store whose session listing fails as a broken
-// database would.
-type failingSessions struct{ storage.Store }
+// failingSessions is a store whose session listing fails with err, as a
+// broken database would.
+type failingSessions struct {
+	storage.Store
+	err error
+}
 
-func (failingSessions) ListSessions(context.Context, storage.SessionQuery) ([]*storage.Session, int, error) {
-	return nil, 0, fmt.Errorf("list sessions: %w", errors.New("connection refused"))
+func (f failingSessions) ListSessions(context.Context, storage.SessionQuery) ([]*storage.Session, int, error) {
+	return nil, 0, fmt.Errorf("list sessions: %w", f.err)
 }
 
 // TestInternalErrorNamesAnIDNotAType: a failure the server cannot explain
@@ -232,7 +238,7 @@ func TestInternalErrorNamesAnIDNotAType(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	var logs bytes.Buffer
-	os, err := agentos.New(agentos.Config{Store: failingSessions{store}, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	os, err := agentos.New(agentos.Config{Store: failingSessions{store, errors.New("connection refused")}, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	require.NoError(t, err)
 	ts := httptest.NewServer(os)
 	t.Cleanup(ts.Close)
@@ -250,4 +256,36 @@ func TestInternalErrorNamesAnIDNotAType(t *testing.T) {
 	require.NotContains(t, string(body), "*fmt")
 	require.Contains(t, logs.String(), `"error_id":"`+answer.ErrorID+`"`)
 	require.Contains(t, logs.String(), "connection refused", "the log has what went wrong")
+}
+
+// TestDatabaseOutageAnswers503: a request the database fails transiently
+// (restarting, unreachable) answers 503 with Retry-After, so a client
+// knows to try again; the log has the error under the answer's id.
+func TestDatabaseOutageAnswers503(t *testing.T) {
+	store, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "os.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	for name, outage := range map[string]error{
+		"restart":     &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"},
+		"unreachable": &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs bytes.Buffer
+			os, err := agentos.New(agentos.Config{Store: failingSessions{store, outage}, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+			require.NoError(t, err)
+			ts := httptest.NewServer(os)
+			t.Cleanup(ts.Close)
+
+			resp, body := do(t, &server{Server: ts}, http.MethodGet, "/sessions", "", "")
+			require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+			require.Equal(t, "1", resp.Header.Get("Retry-After"))
+			var answer struct {
+				Detail  string `json:"detail"`
+				ErrorID string `json:"error_id"`
+			}
+			require.NoError(t, json.Unmarshal(body, &answer))
+			require.Contains(t, answer.Detail, "database is unavailable")
+			require.Contains(t, logs.String(), `"error_id":"`+answer.ErrorID+`"`)
+		})
+	}
 }

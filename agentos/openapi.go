@@ -1650,9 +1650,13 @@ func (p apiParam) schema() map[string]any {
 }
 
 // errorList is the route's error answers: its own, 401 and 403 when it is
-// protected, and 500.
+// protected, 503 while the database is away when it reads the database,
+// and 500.
 func (r apiRoute) errorList() []apiError {
 	errs := slices.Clone(r.errors)
+	if slices.Contains(errs, eNoStore) {
+		errs = append(errs, apiError{http.StatusServiceUnavailable, "the database is unavailable right now (restarting or unreachable); retry after Retry-After seconds"})
+	}
 	if !r.open {
 		errs = append(errs,
 			apiError{http.StatusUnauthorized, "credentials are required and missing or invalid"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/agnogo/agnogo/storage"
 )
@@ -51,7 +52,8 @@ func invalidField(field, msg string) validationIssue {
 }
 
 // writeStoreError maps a storage error to its status: not found 404, invalid
-// 400, conflict 409, anything else 500 without internals (the cause is logged).
+// 400, conflict 409, a database failing transiently 503, anything else 500
+// without internals (the cause is logged; see [OS.internalError]).
 func (o *OS) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
 	var migration *storage.MigrationRequiredError
 	switch {
@@ -71,10 +73,27 @@ func (o *OS) writeStoreError(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // internalError answers 500 without echoing err: the body names an error
-// id, and the log has the error under that id.
+// id, and the log has the error under that id. A database that failed
+// transiently (a restart, a dropped connection: [storage.Transient]) is
+// answered 503 with Retry-After instead, since the same request may well
+// succeed a moment later.
 func (o *OS) internalError(w http.ResponseWriter, r *http.Request, err error) {
 	id := newID()
+	if storage.Transient(err) {
+		o.log.WarnContext(r.Context(), "request failed: the database is unavailable", slog.String("error_id", id), slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Any("error", err))
+		w.Header().Set("Retry-After", strconv.Itoa(databaseRetryAfter))
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Detail: databaseUnavailableDetail, ErrorID: id})
+		return
+	}
 	o.log.ErrorContext(r.Context(), "request failed", slog.String("error_id", id), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Any("error", err))
 	writeJSON(w, http.StatusInternalServerError, errorBody{Detail: "Internal server error", ErrorID: id})
 }
+
+// The answer to a request the database failed transiently: what it says,
+// and the seconds after which to try again.
+const (
+	databaseUnavailableDetail = "The database is unavailable right now (restarting or unreachable); try again in a moment"
+	databaseRetryAfter        = 1
+)

@@ -2,7 +2,6 @@ package runhost
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -189,28 +188,9 @@ func (r *Run) SaveProgress(ctx context.Context) error {
 // busy SQLite file) with a doubling delay, for up to Config.SaveRetry or
 // until ctx ends. Every failed try is logged with the run's id.
 func (r *Run) saveRetrying(ctx context.Context) error {
-	cfg := r.host.cfg
-	deadline := cfg.Now().Add(cfg.SaveRetry)
-	delay := saveRetryFirst
-	for {
-		err := r.save(ctx)
-		if err == nil || !storage.Transient(err) || ctx.Err() != nil || !cfg.Now().Add(delay).Before(deadline) {
-			return err
-		}
-		cfg.Logger.WarnContext(ctx, "saving the run failed; trying again", "run_id", r.out.RunID, "status", r.out.Status,
-			"retry_in", delay, "error", err)
-		if err := cfg.Sleep(ctx, delay); err != nil {
-			return errors.Join(err, ctx.Err())
-		}
-		delay = min(2*delay, saveRetryMax)
-	}
+	return r.host.retrying(ctx, func() error { return r.save(ctx) }, "saving the run failed; trying again",
+		"run_id", r.out.RunID, "status", r.out.Status)
 }
-
-// The delays between tries of a save.
-const (
-	saveRetryFirst = 100 * time.Millisecond
-	saveRetryMax   = 5 * time.Second
-)
 
 // save writes the session (with the run's metrics once it completed) and
 // the run, as one transaction.

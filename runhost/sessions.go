@@ -132,8 +132,22 @@ const (
 // session of another user is refused as not found. It also tells whether
 // runID is stored already, for [Spec.Row]. When the host holds the session
 // as of the version the database reports, it is served from memory after
-// that one read.
+// that one read. A database failing transiently is waited for, as [Read]
+// does.
 func (h *Host) OpenSession(ctx context.Context, fresh *storage.Session, runID string) (*storage.Session, Row, error) {
+	type opened struct {
+		session *storage.Session
+		row     Row
+	}
+	o, err := Read(ctx, h, "session "+fresh.SessionID, func(ctx context.Context) (opened, error) {
+		session, row, err := h.openSession(ctx, fresh, runID)
+		return opened{session, row}, err
+	})
+	return o.session, o.row, err
+}
+
+// openSession is [Host.OpenSession] without its retries.
+func (h *Host) openSession(ctx context.Context, fresh *storage.Session, runID string) (*storage.Session, Row, error) {
 	store := h.cfg.Store
 	if store == nil {
 		return fresh, RowAbsent, nil
@@ -207,7 +221,9 @@ func (r *Run) History(ctx context.Context, q storage.HistoryQuery) ([]*run.Outpu
 		}
 		c.mu.Unlock()
 	}
-	runs, err := store.HistoryRuns(ctx, q)
+	runs, err := Read(ctx, r.host, "the history of session "+q.SessionID, func(ctx context.Context) ([]*run.Output, error) {
+		return store.HistoryRuns(ctx, q)
+	})
 	if err != nil || !cacheable {
 		return runs, err
 	}

@@ -280,7 +280,7 @@ func (w *Workflow) opener(in *run.Input) runhost.Opener {
 		if runID == "" {
 			runID = w.cfg.NewID()
 		}
-		session, err := storage.OpenSession(ctx, w.cfg.Store, storage.NewSession(run.KindWorkflow, w.cfg.ID, sessionID, in.UserID))
+		session, err := w.openSession(ctx, sessionID, in.UserID)
 		if err != nil {
 			return nil, err
 		}
