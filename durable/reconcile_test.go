@@ -265,3 +265,55 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// readAfterRetryFails is a store whose reads of a run's row fail with a
+// restart's error twice once the row says the run waits for its next
+// attempt: the moment that attempt reads the row to number itself.
+type readAfterRetryFails struct {
+	storage.Store
+	failures atomic.Int32
+	failed   atomic.Int32
+}
+
+func (s *readAfterRetryFails) UpsertRun(ctx context.Context, rec storage.RunRecord) (storage.RunRecord, error) {
+	stored, err := s.Store.UpsertRun(ctx, rec)
+	if err == nil && rec.Run != nil && rec.Run.Metadata["queue_retry"] == true {
+		s.failures.Store(2)
+	}
+	return stored, err
+}
+
+func (s *readAfterRetryFails) GetRun(ctx context.Context, runID, userID string) (storage.RunRecord, error) {
+	if s.failures.Add(-1) >= 0 {
+		s.failed.Add(1)
+		return storage.RunRecord{}, fmt.Errorf("get run: %w", adminShutdown)
+	}
+	return s.Store.GetRun(ctx, runID, userID)
+}
+
+// TestNextAttemptReadsItsRowThroughARestart: the attempt that follows a
+// failed one reads the run's row to number itself; a database restarting
+// at that moment is waited for, so the run ends as attempt 2 with the
+// failed attempt still in metadata.attempts, not renumbered 1 with its
+// history lost.
+func TestNextAttemptReadsItsRowThroughARestart(t *testing.T) {
+	t.Parallel()
+	var store *readAfterRetryFails
+	f := newFixture(t, []scripted.Reply{scripted.Fail(unavailable), scripted.Text("recovered")}, nil, func(c *durable.Config) {
+		c.MaxAttempts, c.RetryDelay = 2, 20*time.Millisecond
+		store = &readAfterRetryFails{Store: c.Store}
+		c.Store = store
+	})
+	accepted, err := f.submit(t, "s1", "go", "")
+	require.NoError(t, err)
+	out := f.wait(t, accepted.RunID)
+	require.Equal(t, run.StatusCompleted, out.Status, "%v", out.Content)
+	require.Equal(t, int32(2), store.failed.Load(), "the row could not be read twice")
+	require.EqualValues(t, 2, out.Metadata["queue_attempt"], "the run ended in its second attempt")
+	attempts, err := out.Attempts()
+	require.NoError(t, err)
+	require.NotEmpty(t, attempts)
+	require.Equal(t, 1, attempts[0].Attempt)
+	require.NotNil(t, attempts[0].Error)
+	require.Contains(t, *attempts[0].Error, "overloaded")
+}

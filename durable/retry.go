@@ -112,9 +112,9 @@ func (q *Queue) backoff(ctx context.Context, plan retryPlan) bool {
 // recordFailedAttempt adds the failed attempt to the run's
 // metadata.attempts and makes the row PENDING, numbered for its next
 // attempt; a database that refuses the write for a while is waited for
-// (see [Queue.retryWrite]).
+// (see [Queue.retryStore]).
 func (q *Queue) recordFailedAttempt(jr *journal, j job, attempt int, started time.Time, reason string) error {
-	return q.retryWrite(jr, j.RunID, "recording the failed attempt", func(ctx context.Context) error {
+	return q.retryStore(jr, j.RunID, "recording the failed attempt", func(ctx context.Context) error {
 		rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
 		if err != nil {
 			return fmt.Errorf("read run %s: %w", j.RunID, err)

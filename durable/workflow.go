@@ -35,7 +35,8 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 		// executor that takes this one's runs over.
 		return "", q.handOver(ctx, j)
 	}
-	if status, over := q.storedOutcome(j); over {
+	jr := newJournal(ctx, j.RunID, q.log)
+	if status, over := q.storedOutcome(jr, j); over {
 		// The run's outcome is on its row already: an execution that saved
 		// it was lost before the engine recorded the workflow's end. Running
 		// it again would show a client that saw it final a RUNNING run.
@@ -43,7 +44,6 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 		q.finish(j.RunID, status)
 		return string(status), nil
 	}
-	jr := newJournal(ctx, j.RunID, q.log)
 	status := q.runWorkflow(ctx, jr, j)
 	if status == statusInterrupted {
 		q.end()
@@ -78,11 +78,10 @@ func (q *Queue) execute(ctx dbos.Context, j job) (string, error) {
 
 // storedOutcome reports a run whose row holds a final status (PAUSED is
 // not one: a paused run goes on), and that status. It calls no step of the
-// engine, so a workflow that returns it records nothing but its end.
-func (q *Queue) storedOutcome(j job) (run.Status, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	defer cancel()
-	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+// engine, so a workflow that returns it records nothing but its end. A
+// database that fails transiently is waited for (see [Queue.readRun]).
+func (q *Queue) storedOutcome(jr *journal, j job) (run.Status, bool) {
+	rec, err := q.readRun(jr, j)
 	if err != nil || !rec.Run.Status.Terminal() || rec.Run.Status == run.StatusPaused {
 		return "", false
 	}
@@ -121,7 +120,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 	if !ok {
 		return q.settleIn(jr, j, run.StatusError, fmt.Sprintf("%s is not served by this process", j.AgentID))
 	}
-	exec := q.nextAttempt(j)
+	exec := q.nextAttempt(jr, j)
 	attempt := exec.attempt
 	j.Metadata = exec.metadata
 	if exec.resumed {
@@ -187,7 +186,7 @@ func (q *Queue) runWorkflow(ctx dbos.Context, jr *journal, j job) run.Status {
 			return q.settleIn(jr, j, run.StatusCancelled, "the run was cancelled while waiting for its next attempt")
 		}
 		if !replayed {
-			exec = q.nextAttempt(j)
+			exec = q.nextAttempt(jr, j)
 			attempt, j.Metadata = exec.attempt, exec.metadata
 		}
 		jr.restart()
@@ -457,14 +456,16 @@ type execution struct {
 // (RUNNING, or PENDING with a recorded attempt) was cut short by a lost
 // worker: that attempt is added to metadata.attempts. A requeued run (see
 // [Queue.Requeue]) and a paused one lost nothing.
-func (q *Queue) nextAttempt(j job) execution {
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	defer cancel()
+//
+// The row is read as [Queue.readRun] does, so an execution replaying the
+// run's history after a crash takes the decisions the one before it took
+// rather than those of a row it could not read.
+func (q *Queue) nextAttempt(jr *journal, j job) execution {
 	e := execution{metadata: map[string]any{}}
 	for k, v := range j.Metadata {
 		e.metadata[k] = v
 	}
-	rec, err := q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+	rec, err := q.readRun(jr, j)
 	if err != nil {
 		e.attempt, e.metadata[queueAttemptKey] = 1, 1
 		return e
@@ -566,7 +567,7 @@ func (q *Queue) settleIn(jr *journal, j job, status run.Status, message string) 
 // (jr not nil), a write that never lands fails the workflow, so that it is
 // never recorded finished while its row says otherwise.
 func (q *Queue) writeFinal(jr *journal, j job, status run.Status, message string) (stored run.Status, over bool) {
-	err := q.retryWrite(jr, j.RunID, "writing the final state", func(ctx context.Context) error {
+	err := q.retryStore(jr, j.RunID, "writing the final state", func(ctx context.Context) error {
 		var err error
 		stored, over, err = runhost.Settle(ctx, q.cfg.Store, j.RunID, j.UserID, status, message)
 		return err
@@ -581,13 +582,25 @@ func (q *Queue) writeFinal(jr *journal, j job, status run.Status, message string
 	return stored, over
 }
 
-// retryWrite runs write, a write of a run's row, until it succeeds, fails
-// for a reason that is not transient, or has been refused for
-// finalSaveBudget: a database that refuses writes for a while (a restart,
+// readRun reads the run's row, waiting for a database that fails
+// transiently as [Queue.retryStore] does.
+func (q *Queue) readRun(jr *journal, j job) (storage.RunRecord, error) {
+	var rec storage.RunRecord
+	err := q.retryStore(jr, j.RunID, "reading the run", func(ctx context.Context) error {
+		var err error
+		rec, err = q.cfg.Store.GetRun(ctx, j.RunID, j.UserID)
+		return err
+	})
+	return rec, err
+}
+
+// retryStore runs write, a write (or read) of a run's row, until it
+// succeeds, fails for a reason that is not transient, or has been refused
+// for finalSaveBudget: a database that refuses it for a while (a restart,
 // a dropped connection) is waited for, with a doubling delay. Inside a
 // workflow (jr not nil) it gives up early when the process stops; the
 // run's workflow is then resumed, and the write made, elsewhere.
-func (q *Queue) retryWrite(jr *journal, runID, what string, write func(ctx context.Context) error) error {
+func (q *Queue) retryStore(jr *journal, runID, what string, write func(ctx context.Context) error) error {
 	deadline := time.Now().Add(finalSaveBudget)
 	delay := finalSaveFirstDelay
 	for {
