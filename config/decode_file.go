@@ -31,7 +31,7 @@ var mcpEndpointKeys = []string{"enabled", "include_tags", "exclude_tags", "resul
 
 // serverKeys are the keys of the server mapping, in the documentation's
 // order.
-var serverKeys = []string{"body_timeout_seconds", "upload_min_bytes_per_second", "max_connections", "idle_timeout_seconds", "sse_write_timeout_seconds"}
+var serverKeys = []string{"body_timeout_seconds", "upload_min_bytes_per_second", "max_connections", "idle_timeout_seconds", "sse_write_timeout_seconds", "release_startup_memory"}
 
 // jwtAlgorithms are the signing algorithms auth.jwt.algorithm accepts.
 var jwtAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512", "EdDSA"}
@@ -218,6 +218,8 @@ func (d *decoder) decodeServer(node *yaml.Node, server *Server) {
 			server.IdleTimeoutSeconds = d.integer(f.value, what, 1)
 		case "sse_write_timeout_seconds":
 			server.SSEWriteTimeoutSeconds = d.integer(f.value, what, 0)
+		case "release_startup_memory":
+			server.ReleaseStartupMemory = d.boolean(f.value, what)
 		default:
 			d.unknownKey(f, "server", serverKeys)
 		}

@@ -247,6 +247,12 @@ type Server struct {
 	// streaming is cancelled, as when a client leaves). 0 means no bound.
 	// Defaults to [DefaultSSEWriteTimeoutSeconds].
 	SSEWriteTimeoutSeconds int
+	// ReleaseStartupMemory has `agnogo serve` release, once it has started,
+	// the pages of its executable it holds resident (on Linux): most of
+	// them hold code and data only start-up used. The kernel maps back
+	// any page used again, from the page cache, at the cost of a minor
+	// fault. Defaults to true.
+	ReleaseStartupMemory bool
 }
 
 // defaultServer is the server key with nothing set.
@@ -257,6 +263,7 @@ func defaultServer() Server {
 		MaxConnections:          DefaultMaxConnections,
 		IdleTimeoutSeconds:      DefaultIdleTimeoutSeconds,
 		SSEWriteTimeoutSeconds:  DefaultSSEWriteTimeoutSeconds,
+		ReleaseStartupMemory:    true,
 	}
 }
 
