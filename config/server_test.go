@@ -51,7 +51,7 @@ func TestParseServerBoundsErrors(t *testing.T) {
 		"server: {max_connections: many}\n":            `agnogo.yaml:1: max_connections in server: want a whole number, got "many"`,
 		"server: {upload_min_bytes_per_second: 1.5}\n": `agnogo.yaml:1: upload_min_bytes_per_second in server: want a whole number`,
 		"server: {sse_write_timeout_seconds: [1]}\n":   `agnogo.yaml:1: sse_write_timeout_seconds in server: want a whole number, got a list`,
-		"server: {release_startup_memory: maybe}\n":   `agnogo.yaml:1: release_startup_memory in server: want true or false`,
+		"server: {release_startup_memory: maybe}\n":    `agnogo.yaml:1: release_startup_memory in server: want true or false`,
 		"server: 60\n":                  `agnogo.yaml:1: server: want a mapping of keys`,
 		"servr: {max_connections: 5}\n": `agnogo.yaml:1: unknown key "servr" at top level; did you mean "server"?`,
 		"server:\n  max_connections: 5\n  max_connections: 6\n": `agnogo.yaml:3: duplicate key "max_connections" in server`,
