@@ -121,6 +121,9 @@ func migrateCommand(rawURL, schema string) string {
 type poolDB struct {
 	pool  *pgxpool.Pool
 	binds *binds // nil rebinds every statement
+	// group holds the saves waiting to be committed together (see
+	// [poolDB.InGroupTx]).
+	group grouper
 }
 
 func (d *poolDB) Reader() sqlstore.Conn { return pgConn{q: d.pool, binds: d.binds} }

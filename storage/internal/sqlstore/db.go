@@ -126,6 +126,16 @@ func (st rowStatement[T]) run(ctx context.Context, tx Conn) (T, error) {
 	return st.scan(tx.QueryRow(ctx, st.query, st.args...))
 }
 
+// GroupCommitter is a database that can run a write in a transaction it
+// shares with concurrent writes, committing them together (one commit, and
+// one flush of the log, for many writes). fn may run twice: when another
+// write of its group fails, the group is undone and each of its writes runs
+// again in a transaction of its own. key orders a group's writes (the
+// session a save locks first), so that two groups lock rows in one order.
+type GroupCommitter interface {
+	InGroupTx(ctx context.Context, key string, fn func(tx Conn) error) error
+}
+
 // DB is a database as the store sees it: a connection for reads and a way to
 // run a function inside one write transaction.
 type DB interface {

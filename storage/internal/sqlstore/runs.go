@@ -54,7 +54,15 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 		return nil, rec, err
 	}
 	var stored *storage.Session
-	err = s.db.InTx(ctx, func(tx Conn) error {
+	inTx := s.db.InTx
+	if rec.SessionID == session.SessionID {
+		// The save locks its session's row first: concurrent saves may
+		// commit together, ordered by session (see [GroupCommitter]).
+		inTx = func(ctx context.Context, fn func(tx Conn) error) error {
+			return s.inGroupTx(ctx, session.SessionID, fn)
+		}
+	}
+	err = inTx(ctx, func(tx Conn) error {
 		changes := metricsChanges{}
 		var pipelined bool
 		if stored, rec, pipelined, err = writeRun.pipelinedSave(ctx, tx, session, writeSession, changes); pipelined {
