@@ -129,16 +129,19 @@ func write(d *poolDB, group []*groupSave) {
 	slices.SortStableFunc(group, func(a, b *groupSave) int { return cmp.Compare(a.key, b.key) })
 	ctx, cancel := context.WithTimeout(context.Background(), groupCommitTimeout)
 	defer cancel()
-	ran := make([]*groupSave, 0, len(group))
+	// end tells every save of the group not told yet, those after a
+	// failed one included, that it ended with err. Only this goroutine
+	// closes a group's done channels.
 	end := func(err error) {
-		for _, s := range ran {
-			s.err = err
-			close(s.done)
+		for _, s := range group {
+			if !written(s) {
+				s.err = err
+				close(s.done)
+			}
 		}
 	}
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
-		ran = group
 		end(errAlone) // each save meets the pool's error itself
 		return
 	}
@@ -150,7 +153,6 @@ func write(d *poolDB, group []*groupSave) {
 			close(s.done)
 			continue
 		}
-		ran = append(ran, s)
 		if err := s.fn(tx); err != nil {
 			tx.rollback(ctx)
 			end(errAlone)

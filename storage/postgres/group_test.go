@@ -132,7 +132,7 @@ func TestGroupCommit(t *testing.T) {
 	close(release)
 	var failed []error
 	for range 2 + waiting {
-		if err := <-errs; err != nil {
+		if err := receive(t, errs); err != nil {
 			failed = append(failed, err)
 		}
 	}
@@ -142,7 +142,7 @@ func TestGroupCommit(t *testing.T) {
 	require.EqualValues(t, 3, f.counter.commits.Load(), "the two leaders' groups, then one group of the nine that waited")
 
 	// A failing save in a group: the group is undone and each save runs
-	// alone.
+	// alone, those after it in the group as well as those before.
 	release = make(chan struct{})
 	leaders.Add(2)
 	for id := 100; id < 102; id++ {
@@ -156,9 +156,11 @@ func TestGroupCommit(t *testing.T) {
 		}()
 	}
 	leaders.Wait()
-	for _, id := range []int{102, 103, 4, 104} { // 4 is stored already
+	// 4 is stored already; its key puts it between the others, so saves
+	// of the group come after the failing one.
+	for id, key := range map[int]string{102: "102", 103: "103", 4: "1035", 104: "104"} {
 		go func() {
-			errs <- f.db.InGroupTx(ctx, fmt.Sprint(id), func(tx sqlstore.Conn) error {
+			errs <- f.db.InGroupTx(ctx, key, func(tx sqlstore.Conn) error {
 				_, err := tx.Exec(ctx, f.insert, id)
 				return err
 			})
@@ -168,7 +170,7 @@ func TestGroupCommit(t *testing.T) {
 	close(release)
 	failed = failed[:0]
 	for range 6 {
-		if err := <-errs; err != nil {
+		if err := receive(t, errs); err != nil {
 			failed = append(failed, err)
 		}
 	}
@@ -184,4 +186,17 @@ func TestGroupCommit(t *testing.T) {
 	}))
 	require.EqualValues(t, 1, f.counter.commits.Load())
 	require.Zero(t, f.waiting())
+}
+
+// receive is the next save's outcome; a save that never ends fails the
+// test.
+func receive(t *testing.T, errs <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-errs:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("a save never ended")
+		return nil
+	}
 }
