@@ -131,7 +131,7 @@ func (a *Agent) reopen(ctx context.Context, req *ContinueRequest, p *prepared) (
 		if a.cfg.Store == nil {
 			return nil, fmt.Errorf("continue run %s: the agent has no store to find it in (pass the run itself): %w", req.RunID, ErrRunNotFound)
 		}
-		rec, err := runhost.Read(ctx, a.host, "run "+req.RunID, func(ctx context.Context) (storage.RunRecord, error) {
+		rec, err := runhost.Read(ctx, a.host, "run", req.RunID, func(ctx context.Context) (storage.RunRecord, error) {
 			return a.cfg.Store.GetRun(ctx, req.RunID, req.UserID)
 		})
 		if errors.Is(err, storage.ErrNotFound) {
@@ -354,7 +354,7 @@ func (a *Agent) CheckContinue(ctx context.Context, req *ContinueRequest) error {
 			return fmt.Errorf("continue run %s: %w", req.Run.RunID, err)
 		}
 	} else if a.cfg.Store != nil {
-		rec, err := runhost.Read(ctx, a.host, "run "+req.RunID, func(ctx context.Context) (storage.RunRecord, error) {
+		rec, err := runhost.Read(ctx, a.host, "run", req.RunID, func(ctx context.Context) (storage.RunRecord, error) {
 			return a.cfg.Store.GetRun(ctx, req.RunID, req.UserID)
 		})
 		if errors.Is(err, storage.ErrNotFound) {

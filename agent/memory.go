@@ -31,7 +31,7 @@ type extractedMemories struct {
 
 // userMemories reads the user's memories for the system message.
 func (a *Agent) userMemories(ctx context.Context, userID string) ([]*storage.Memory, error) {
-	memories, err := runhost.Read(ctx, a.host, "the memories of "+userID, func(ctx context.Context) ([]*storage.Memory, error) {
+	memories, err := runhost.Read(ctx, a.host, "memories", userID, func(ctx context.Context) ([]*storage.Memory, error) {
 		memories, _, err := a.cfg.Store.ListMemories(ctx, storage.MemoryQuery{UserID: userID, SortBy: "updated_at", SortOrder: storage.SortDesc,
 			Page: storage.Page{Limit: memoryLimit}})
 		return memories, err

@@ -66,7 +66,7 @@ func (a *Agent) history(ctx context.Context, r *runhost.Run, out *run.Output) ([
 	if r != nil {
 		runs, err = r.History(ctx, q) // a new run: the host may hold it
 	} else {
-		runs, err = runhost.Read(ctx, a.host, "the history of session "+q.SessionID, func(ctx context.Context) ([]*run.Output, error) {
+		runs, err = runhost.Read(ctx, a.host, "history", q.SessionID, func(ctx context.Context) ([]*run.Output, error) {
 			return a.cfg.Store.HistoryRuns(ctx, q)
 		})
 	}

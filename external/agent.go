@@ -301,7 +301,7 @@ func (a *Agent) pausedRun(ctx context.Context, runID, userID string) *run.Output
 // openSession reads a run's session, or a new one; another user's is
 // refused as not found.
 func (a *Agent) openSession(ctx context.Context, sessionID, userID string) (*storage.Session, error) {
-	return runhost.Read(ctx, a.host, "session "+sessionID, func(ctx context.Context) (*storage.Session, error) {
+	return runhost.Read(ctx, a.host, "session", sessionID, func(ctx context.Context) (*storage.Session, error) {
 		return storage.OpenSession(ctx, a.cfg.Store, &storage.Session{SessionID: sessionID,
 			SessionType: storage.SessionTypeAgent, AgentID: a.cfg.ID, UserID: userID})
 	})
@@ -358,7 +358,7 @@ func (a *Agent) open(in *run.Input, session *storage.Session, sessionID, runID s
 		if a.cfg.Store == nil || session.CreatedAt == 0 {
 			return prompt, nil
 		}
-		runs, err := runhost.Read(ctx, a.host, "the history of session "+sessionID, func(ctx context.Context) ([]*run.Output, error) {
+		runs, err := runhost.Read(ctx, a.host, "history", sessionID, func(ctx context.Context) ([]*run.Output, error) {
 			return a.cfg.Store.HistoryRuns(ctx, storage.HistoryQuery{SessionID: sessionID, UserID: in.UserID, RunID: runID, N: seedRuns})
 		})
 		if err != nil {

@@ -188,8 +188,10 @@ func (r *Run) SaveProgress(ctx context.Context) error {
 // busy SQLite file) with a doubling delay, for up to Config.SaveRetry or
 // until ctx ends. Every failed try is logged with the run's id.
 func (r *Run) saveRetrying(ctx context.Context) error {
-	return r.host.retrying(ctx, func() error { return r.save(ctx) }, "saving the run failed; trying again",
-		"run_id", r.out.RunID, "status", r.out.Status)
+	return r.host.retrying(ctx, func() error { return r.save(ctx) }, func(delay time.Duration, err error) {
+		r.host.cfg.Logger.WarnContext(ctx, "saving the run failed; trying again", "run_id", r.out.RunID, "status", r.out.Status,
+			"retry_in", delay, "error", err)
+	})
 }
 
 // save writes the session (with the run's metrics once it completed) and

@@ -139,7 +139,7 @@ func (h *Host) OpenSession(ctx context.Context, fresh *storage.Session, runID st
 		session *storage.Session
 		row     Row
 	}
-	o, err := Read(ctx, h, "session "+fresh.SessionID, func(ctx context.Context) (opened, error) {
+	o, err := Read(ctx, h, "session", fresh.SessionID, func(ctx context.Context) (opened, error) {
 		session, row, err := h.openSession(ctx, fresh, runID)
 		return opened{session, row}, err
 	})
@@ -221,7 +221,7 @@ func (r *Run) History(ctx context.Context, q storage.HistoryQuery) ([]*run.Outpu
 		}
 		c.mu.Unlock()
 	}
-	runs, err := Read(ctx, r.host, "the history of session "+q.SessionID, func(ctx context.Context) ([]*run.Output, error) {
+	runs, err := Read(ctx, r.host, "history", q.SessionID, func(ctx context.Context) ([]*run.Output, error) {
 		return store.HistoryRuns(ctx, q)
 	})
 	if err != nil || !cacheable {

@@ -47,7 +47,7 @@ func (w *Workflow) loadPaused(ctx context.Context, req *run.ContinueRequest) (*r
 		if w.cfg.Store == nil {
 			return nil, nil, fmt.Errorf("continue run %s: workflow %s keeps no runs (it has no store): %w", req.RunID, w.cfg.ID, run.ErrRunNotFound)
 		}
-		rec, err := runhost.Read(ctx, w.host, "run "+req.RunID, func(ctx context.Context) (storage.RunRecord, error) {
+		rec, err := runhost.Read(ctx, w.host, "run", req.RunID, func(ctx context.Context) (storage.RunRecord, error) {
 			return w.cfg.Store.GetRun(ctx, req.RunID, req.UserID)
 		})
 		if errors.Is(err, storage.ErrNotFound) {
@@ -255,7 +255,7 @@ func (w *Workflow) executor(stepID string) run.Runner {
 // that fails transiently (see [runhost.Read]); another user's is refused
 // as not found.
 func (w *Workflow) openSession(ctx context.Context, sessionID, userID string) (*storage.Session, error) {
-	return runhost.Read(ctx, w.host, "session "+sessionID, func(ctx context.Context) (*storage.Session, error) {
+	return runhost.Read(ctx, w.host, "session", sessionID, func(ctx context.Context) (*storage.Session, error) {
 		return storage.OpenSession(ctx, w.cfg.Store, storage.NewSession(run.KindWorkflow, w.cfg.ID, sessionID, userID))
 	})
 }
