@@ -90,7 +90,7 @@ func (g *grouper) lead(d *poolDB, own *groupSave) {
 		if group == nil {
 			return
 		}
-		write(d, group)
+		writeGroup(d, group)
 		if own != nil && written(own) {
 			go g.lead(d, nil)
 			return
@@ -123,8 +123,8 @@ func (g *grouper) take() []*groupSave {
 	return group
 }
 
-// write writes one group on d and tells each save how it ended.
-func write(d *poolDB, group []*groupSave) {
+// writeGroup writes one group on d and tells each save how it ended.
+func writeGroup(d *poolDB, group []*groupSave) {
 	// Stable: the saves of one session keep the order they came in.
 	slices.SortStableFunc(group, func(a, b *groupSave) int { return cmp.Compare(a.key, b.key) })
 	ctx, cancel := context.WithTimeout(context.Background(), groupCommitTimeout)

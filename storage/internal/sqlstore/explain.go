@@ -237,7 +237,7 @@ func (s *Store) checkHotStatements(ran []HotQuery) error {
 // recordingTo returns a store that runs statements through rec; the copy
 // shares everything else with s but its background compactor.
 func (s *Store) recordingTo(rec *recorder) *Store {
-	c := &Store{db: rec, dialect: s.dialect, tables: s.tables, now: s.now, newID: s.newID, migrateCommand: s.migrateCommand, stmts: s.stmts}
+	c := &Store{db: checkedDB{rec}, dialect: s.dialect, tables: s.tables, now: s.now, newID: s.newID, migrateCommand: s.migrateCommand, stmts: s.stmts}
 	c.legacyRunsColumn.Store(s.legacyRunsColumn.Load())
 	return c
 }

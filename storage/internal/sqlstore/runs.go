@@ -54,15 +54,13 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 		return nil, rec, err
 	}
 	var stored *storage.Session
-	inTx := s.db.InTx
+	// A save that locks only its session's row may commit with concurrent
+	// ones, ordered by session (see [GroupCommitter]).
+	group := ""
 	if rec.SessionID == session.SessionID {
-		// The save locks its session's row first: concurrent saves may
-		// commit together, ordered by session (see [GroupCommitter]).
-		inTx = func(ctx context.Context, fn func(tx Conn) error) error {
-			return s.inGroupTx(ctx, session.SessionID, fn)
-		}
+		group = session.SessionID
 	}
-	err = inTx(ctx, func(tx Conn) error {
+	err = s.db.inGroupTx(ctx, group, func(tx Conn) error {
 		changes := metricsChanges{}
 		var pipelined bool
 		if stored, rec, pipelined, err = writeRun.pipelinedSave(ctx, tx, session, writeSession, changes); pipelined {

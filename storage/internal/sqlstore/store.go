@@ -40,7 +40,7 @@ type Config struct {
 
 // Store is a [storage.Store] over SQL. It also implements [migrate.Driver].
 type Store struct {
-	db             DB
+	db             checkedDB
 	dialect        Dialect
 	tables         tables
 	now            func() time.Time

@@ -34,20 +34,12 @@ func (d checkedDB) InTx(ctx context.Context, fn func(tx Conn) error) error {
 	return invalidText(d.DB.InTx(ctx, func(tx Conn) error { return fn(checkedConn{tx}) }))
 }
 
-// inGroupTx runs fn in a transaction that concurrent writes may share
-// (see [GroupCommitter]), or in one of its own.
-func (s *Store) inGroupTx(ctx context.Context, key string, fn func(tx Conn) error) error {
-	if d, ok := s.db.(checkedDB); ok {
-		return d.inGroupTx(ctx, key, fn)
-	}
-	return s.db.InTx(ctx, fn)
-}
-
-// inGroupTx runs fn as [GroupCommitter.InGroupTx] does when the database
-// groups writes, else in a transaction of its own.
+// inGroupTx runs fn as [GroupCommitter.InGroupTx] does, under key, when
+// the database groups writes and key is set; else in a transaction of its
+// own.
 func (d checkedDB) inGroupTx(ctx context.Context, key string, fn func(tx Conn) error) error {
 	g, ok := d.DB.(GroupCommitter)
-	if !ok {
+	if !ok || key == "" {
 		return d.InTx(ctx, fn)
 	}
 	return invalidText(g.InGroupTx(ctx, key, func(tx Conn) error { return fn(checkedConn{tx}) }))
