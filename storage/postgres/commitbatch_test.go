@@ -16,12 +16,19 @@ import (
 	"github.com/agnogo/agnogo/storage/internal/sqlstore"
 )
 
-// batchCounter counts the batches and single statements a pool sends:
-// each is one round trip.
-type batchCounter struct{ trips atomic.Int64 }
+// batchCounter counts the batches and single statements a pool sends —
+// each is one round trip — and the COMMITs among their statements.
+type batchCounter struct{ trips, commits atomic.Int64 }
 
-func (c *batchCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (c *batchCounter) countCommit(sql string) {
+	if sql == "COMMIT" {
+		c.commits.Add(1)
+	}
+}
+
+func (c *batchCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	c.trips.Add(1)
+	c.countCommit(data.SQL)
 	return ctx
 }
 
@@ -32,9 +39,51 @@ func (c *batchCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.T
 	return ctx
 }
 
-func (c *batchCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *batchCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	c.countCommit(data.SQL)
+}
 
 func (c *batchCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// idTable is a table of ids of a test's own, written through a poolDB
+// whose pool's round trips and COMMITs are counted.
+type idTable struct {
+	db      *poolDB
+	pool    *pgxpool.Pool
+	counter *batchCounter
+	table   string
+	insert  string // INSERT of one id, `?` for it
+}
+
+// newIDTable makes the table, on a pool of at most maxConns connections.
+func newIDTable(t *testing.T, maxConns int32) *idTable {
+	t.Helper()
+	ctx := t.Context()
+	cfg, err := pgxpool.ParseConfig(testdb.PostgresURL(t))
+	require.NoError(t, err)
+	counter := &batchCounter{}
+	cfg.ConnConfig.Tracer = counter
+	cfg.MaxConns = maxConns
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	table := fmt.Sprintf("%q", testdb.UniqueName(t, "ids"))
+	_, err = pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (id INT PRIMARY KEY)", table))
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
+	return &idTable{db: &poolDB{pool: pool, binds: &binds{}}, pool: pool, counter: counter, table: table,
+		insert: fmt.Sprintf("INSERT INTO %s (id) VALUES (?)", table)}
+}
+
+// ids lists the stored ids in order.
+func (f *idTable) ids(t *testing.T) []int {
+	t.Helper()
+	rows, err := f.pool.Query(t.Context(), fmt.Sprintf("SELECT id FROM %s ORDER BY id", f.table))
+	require.NoError(t, err)
+	got, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	return got
+}
 
 // TestStatementsHeldForTheCommit: a statement held for the COMMIT runs
 // with it, in the same round trip; when it fails, nothing of the
@@ -42,30 +91,12 @@ func (c *batchCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchE
 func TestStatementsHeldForTheCommit(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	cfg, err := pgxpool.ParseConfig(testdb.PostgresURL(t))
-	require.NoError(t, err)
-	counter := &batchCounter{}
-	cfg.ConnConfig.Tracer = counter
-	cfg.MaxConns = 1 // every transaction reuses the connection the last one left
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	table := fmt.Sprintf("%q", testdb.UniqueName(t, "held"))
-	_, err = pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (id INT PRIMARY KEY)", table))
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
-	db := &poolDB{pool: pool}
-	insert := fmt.Sprintf("INSERT INTO %s (id) VALUES (?)", table)
-	ids := func() []int {
-		rows, err := pool.Query(ctx, fmt.Sprintf("SELECT id FROM %s ORDER BY id", table))
-		require.NoError(t, err)
-		got, err := pgx.CollectRows(rows, pgx.RowTo[int])
-		require.NoError(t, err)
-		return got
-	}
+	f := newIDTable(t, 1) // every transaction reuses the connection the last one left
+	db, insert, counter := f.db, f.insert, f.counter
+	ids := func() []int { return f.ids(t) }
 
 	counter.trips.Store(0)
-	err = db.InTx(ctx, func(tx sqlstore.Conn) error {
+	err := db.InTx(ctx, func(tx sqlstore.Conn) error {
 		if _, err := tx.Exec(ctx, insert, 1); err != nil {
 			return err
 		}

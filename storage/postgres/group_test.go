@@ -4,86 +4,66 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agnogo/agnogo/internal/testdb"
 	"github.com/agnogo/agnogo/storage/internal/sqlstore"
 )
 
-// commitCounter counts the COMMITs a pool sends, alone or in a batch.
-type commitCounter struct{ commits atomic.Int64 }
-
-func (c *commitCounter) count(sql string) {
-	if sql == "COMMIT" {
-		c.commits.Add(1)
-	}
-}
-
-func (c *commitCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	c.count(data.SQL)
-	return ctx
-}
-
-func (c *commitCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *commitCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return ctx
-}
-
-func (c *commitCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
-	c.count(data.SQL)
-}
-
-func (c *commitCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// groupFixture is a pool with a table of ids, counting its COMMITs.
-type groupFixture struct {
-	db      *poolDB
-	pool    *pgxpool.Pool
-	counter *commitCounter
-	insert  string
-	table   string
-}
-
-func newGroupFixture(t *testing.T) *groupFixture {
-	t.Helper()
-	ctx := t.Context()
-	cfg, err := pgxpool.ParseConfig(testdb.PostgresURL(t))
-	require.NoError(t, err)
-	counter := &commitCounter{}
-	cfg.ConnConfig.Tracer = counter
-	cfg.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	table := fmt.Sprintf("%q", testdb.UniqueName(t, "grouped"))
-	_, err = pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (id INT PRIMARY KEY)", table))
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
-	return &groupFixture{db: &poolDB{pool: pool, binds: &binds{}}, pool: pool, counter: counter, table: table,
-		insert: fmt.Sprintf("INSERT INTO %s (id) VALUES (?)", table)}
-}
-
-func (f *groupFixture) ids(t *testing.T) []int {
-	t.Helper()
-	rows, err := f.pool.Query(t.Context(), fmt.Sprintf("SELECT id FROM %s ORDER BY id", f.table))
-	require.NoError(t, err)
-	got, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	require.NoError(t, err)
-	return got
-}
-
 // waiting is how many saves wait for a group.
-func (f *groupFixture) waiting() int {
+func (f *idTable) waiting() int {
 	f.db.group.mu.Lock()
 	defer f.db.group.mu.Unlock()
 	return len(f.db.group.waiting)
+}
+
+// save inserts id as a grouped save under key, sending its outcome to errs.
+// hold, when set, runs inside the save before its statement.
+func (f *idTable) save(ctx context.Context, key string, id int, errs chan<- error, hold func()) {
+	go func() {
+		errs <- f.db.InGroupTx(ctx, key, func(tx sqlstore.Conn) error {
+			if hold != nil {
+				hold()
+			}
+			_, err := tx.Exec(ctx, f.insert, id)
+			return err
+		})
+	}()
+}
+
+// holdGroups starts the saves of ids, each leading a group of its own
+// (there are as many as maxGroups), and returns once each holds its group
+// open; the groups go on when release is closed.
+func (f *idTable) holdGroups(ctx context.Context, ids [maxGroups]int, errs chan<- error, release <-chan struct{}) {
+	var leading sync.WaitGroup
+	leading.Add(len(ids))
+	for _, id := range ids {
+		f.save(ctx, fmt.Sprint(id), id, errs, func() {
+			leading.Done()
+			<-release
+		})
+	}
+	leading.Wait()
+}
+
+// outcomes waits for n saves and returns the errors among their outcomes;
+// a save that never ends fails the test.
+func outcomes(t *testing.T, errs <-chan error, n int) []error {
+	t.Helper()
+	var failed []error
+	for range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				failed = append(failed, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a save never ended")
+		}
+	}
+	return failed
 }
 
 // TestGroupCommit: saves that arrive while the groups in flight are being
@@ -94,24 +74,11 @@ func (f *groupFixture) waiting() int {
 func TestGroupCommit(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	f := newGroupFixture(t)
-
-	// Two leaders, each holding its group open until the others wait.
-	release := make(chan struct{})
-	var leaders sync.WaitGroup
+	f := newIDTable(t, 4)
 	errs := make(chan error, 64)
-	for id := range 2 {
-		leaders.Add(1)
-		go func() {
-			errs <- f.db.InGroupTx(ctx, fmt.Sprint(id), func(tx sqlstore.Conn) error {
-				leaders.Done()
-				<-release
-				_, err := tx.Exec(ctx, f.insert, id)
-				return err
-			})
-		}()
-	}
-	leaders.Wait()
+
+	release := make(chan struct{})
+	f.holdGroups(ctx, [maxGroups]int{0, 1}, errs, release)
 	const waiting = 10
 	cancelled, cancel := context.WithCancel(ctx)
 	for id := 2; id < 2+waiting; id++ {
@@ -119,23 +86,13 @@ func TestGroupCommit(t *testing.T) {
 		if id == 5 {
 			saveCtx = cancelled
 		}
-		go func() {
-			errs <- f.db.InGroupTx(saveCtx, fmt.Sprint(id), func(tx sqlstore.Conn) error {
-				_, err := tx.Exec(saveCtx, f.insert, id)
-				return err
-			})
-		}()
+		f.save(saveCtx, fmt.Sprint(id), id, errs, nil)
 	}
 	require.Eventually(t, func() bool { return f.waiting() == waiting }, 10*time.Second, time.Millisecond)
 	cancel()
 	f.counter.commits.Store(0)
 	close(release)
-	var failed []error
-	for range 2 + waiting {
-		if err := receive(t, errs); err != nil {
-			failed = append(failed, err)
-		}
-	}
+	failed := outcomes(t, errs, 2+waiting)
 	require.Len(t, failed, 1)
 	require.ErrorIs(t, failed[0], context.Canceled, "the save whose context ended")
 	require.Equal(t, []int{0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11}, f.ids(t))
@@ -144,59 +101,23 @@ func TestGroupCommit(t *testing.T) {
 	// A failing save in a group: the group is undone and each save runs
 	// alone, those after it in the group as well as those before.
 	release = make(chan struct{})
-	leaders.Add(2)
-	for id := 100; id < 102; id++ {
-		go func() {
-			errs <- f.db.InGroupTx(ctx, fmt.Sprint(id), func(tx sqlstore.Conn) error {
-				leaders.Done()
-				<-release
-				_, err := tx.Exec(ctx, f.insert, id)
-				return err
-			})
-		}()
-	}
-	leaders.Wait()
+	f.holdGroups(ctx, [maxGroups]int{100, 101}, errs, release)
 	// 4 is stored already; its key puts it between the others, so saves
 	// of the group come after the failing one.
 	for id, key := range map[int]string{102: "102", 103: "103", 4: "1035", 104: "104"} {
-		go func() {
-			errs <- f.db.InGroupTx(ctx, key, func(tx sqlstore.Conn) error {
-				_, err := tx.Exec(ctx, f.insert, id)
-				return err
-			})
-		}()
+		f.save(ctx, key, id, errs, nil)
 	}
 	require.Eventually(t, func() bool { return f.waiting() == 4 }, 10*time.Second, time.Millisecond)
 	close(release)
-	failed = failed[:0]
-	for range 6 {
-		if err := receive(t, errs); err != nil {
-			failed = append(failed, err)
-		}
-	}
+	failed = outcomes(t, errs, 6)
 	require.Len(t, failed, 1)
 	require.ErrorContains(t, failed[0], "duplicate key")
 	require.Equal(t, []int{0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 100, 101, 102, 103, 104}, f.ids(t))
 
 	// Nothing waits: a save leads its own group at once.
 	f.counter.commits.Store(0)
-	require.NoError(t, f.db.InGroupTx(ctx, "alone", func(tx sqlstore.Conn) error {
-		_, err := tx.Exec(ctx, f.insert, 200)
-		return err
-	}))
+	f.save(ctx, "alone", 200, errs, nil)
+	require.Empty(t, outcomes(t, errs, 1))
 	require.EqualValues(t, 1, f.counter.commits.Load())
 	require.Zero(t, f.waiting())
-}
-
-// receive is the next save's outcome; a save that never ends fails the
-// test.
-func receive(t *testing.T, errs <-chan error) error {
-	t.Helper()
-	select {
-	case err := <-errs:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatal("a save never ended")
-		return nil
-	}
 }
