@@ -313,5 +313,6 @@ func releaseStartupMemory(logger *slog.Logger) {
 		logger.Warn("releasing start-up memory failed", slog.String("error", err.Error()))
 		return
 	}
-	logger.Debug("released start-up memory", slog.Int("mappings", released.Mappings), slog.Int64("bytes", released.Bytes))
+	logger.Debug("released start-up memory", slog.Int("mappings", released.Mappings), slog.Int64("bytes", released.Bytes),
+		slog.Int64("file_resident_before", released.ResidentBefore), slog.Int64("file_resident_after", released.ResidentAfter))
 }

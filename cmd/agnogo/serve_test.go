@@ -25,6 +25,7 @@ import (
 	"github.com/agnogo/agnogo/agentos"
 	"github.com/agnogo/agnogo/config"
 	"github.com/agnogo/agnogo/internal/fakeopenai"
+	"github.com/agnogo/agnogo/internal/residency"
 	agnorun "github.com/agnogo/agnogo/run"
 	"github.com/agnogo/agnogo/storage/sqlite"
 )
@@ -606,4 +607,36 @@ func TestServeOptionsFromConfig(t *testing.T) {
 	}, serveOptions(file.Server))
 	require.Equal(t, agentos.ServeOptions{BodyTimeout: -time.Second, UploadMinBytesPerSecond: -1, MaxConnections: -1, IdleTimeout: 5 * time.Second},
 		serveOptions(config.Server{IdleTimeoutSeconds: 5}))
+}
+
+// TestServeReleasesStartupMemory: `agnogo serve` gives back the pages of
+// its executable that start-up paged in (server.release_startup_memory,
+// on by default) before it serves, and keeps them when the setting is off.
+// Not parallel: other tests running in this process would page code in.
+func TestServeReleasesStartupMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the release is Linux only")
+	}
+	b := setupRun(t, assistantAgent)
+	kept := filepath.Join(b.dir, "kept.yaml")
+	yaml, err := os.ReadFile(b.config)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(kept, append(yaml, "\nserver:\n  release_startup_memory: false\n"...), 0o600))
+
+	serveAndMeasure := func(config string) (before, after int64) {
+		before = residency.FileResident()
+		s := startServe(t, "--config", config)
+		after = residency.FileResident()
+		resp, _ := s.get(t, "/health")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, exitOK, s.shutdown(t), s.log.String())
+		return before, after
+	}
+	before, after := serveAndMeasure(kept)
+	t.Logf("release_startup_memory: false: file-backed resident %d MiB before serve, %d MiB serving", before>>20, after>>20)
+	require.Greater(t, after, before*9/10, "with the release off, the executable's pages stay resident")
+
+	before, after = serveAndMeasure(b.config)
+	t.Logf("release_startup_memory: true (default): file-backed resident %d MiB before serve, %d MiB serving", before>>20, after>>20)
+	require.Less(t, after, before/2, "serve releases the executable's pages by default")
 }

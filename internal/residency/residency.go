@@ -16,6 +16,10 @@ type Released struct {
 	// released, and Bytes their size (resident or not).
 	Mappings int
 	Bytes    int64
+	// ResidentBefore and ResidentAfter are the process's file-backed
+	// resident memory, in bytes, just before and just after the release
+	// (see [FileResident]); 0 where the system does not tell.
+	ResidentBefore, ResidentAfter int64
 }
 
 // Release drops from the process's resident set the pages of its
@@ -23,3 +27,9 @@ type Released struct {
 // mappings — the program's variables — are left alone. It does nothing on
 // systems other than Linux.
 func Release() (Released, error) { return release() }
+
+// FileResident returns how much of the process's resident memory is backed
+// by files, in bytes: its executable's pages and those of any other mapped
+// file (RssFile in /proc/self/status). It returns 0 on systems other than
+// Linux, or when the figure cannot be read.
+func FileResident() int64 { return fileResident() }

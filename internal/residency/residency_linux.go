@@ -25,7 +25,7 @@ func release() (Released, error) {
 	if err != nil {
 		return Released{}, fmt.Errorf("read the mappings: %w", err)
 	}
-	var stats Released
+	stats := Released{ResidentBefore: fileResident()}
 	scanner := bufio.NewScanner(bytes.NewReader(maps))
 	for scanner.Scan() {
 		// start-end perms offset dev inode path; the path may hold spaces.
@@ -49,7 +49,26 @@ func release() (Released, error) {
 		stats.Mappings++
 		stats.Bytes += int64(hi - lo)
 	}
+	stats.ResidentAfter = fileResident()
 	return stats, scanner.Err()
+}
+
+// fileResident reads RssFile from /proc/self/status.
+func fileResident() int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kib << 10
+		}
+	}
+	return 0
 }
 
 // readOnlyPrivate reports whether a mapping's permissions (as "r-xp") are
