@@ -124,6 +124,9 @@ type poolDB struct {
 	// group holds the saves waiting to be committed together (see
 	// [poolDB.InGroupTx]).
 	group grouper
+	// reads holds the reads waiting to be sent together (see
+	// [poolDB.QueryRowBatched]).
+	reads readBatcher
 }
 
 func (d *poolDB) Reader() sqlstore.Conn { return pgConn{q: d.pool, binds: d.binds} }

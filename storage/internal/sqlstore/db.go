@@ -136,6 +136,17 @@ type GroupCommitter interface {
 	InGroupTx(ctx context.Context, key string, fn func(tx Conn) error) error
 }
 
+// ReadBatcher is a database that can send a one-row read together with
+// the reads of concurrent callers, in one round trip: a busy server so
+// makes one exchange for many of its most frequent reads. A read whose
+// statement fails in a batch runs again alone, so no read fails with
+// another's error.
+type ReadBatcher interface {
+	// QueryRowBatched runs read's statement and hands its row to
+	// read.Scan, which is never called once QueryRowBatched has returned.
+	QueryRowBatched(ctx context.Context, read Pipelined) error
+}
+
 // DB is a database as the store sees it: a connection for reads and a way to
 // run a function inside one write transaction.
 type DB interface {

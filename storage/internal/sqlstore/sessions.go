@@ -161,7 +161,11 @@ func (s *Store) SessionVersion(ctx context.Context, sessionID, userID, runID str
 	}
 	var v storage.SessionVersion
 	var stored bool
-	err := s.db.Reader().QueryRow(ctx, query, args...).Scan(&v.UpdateCount, nullInt64{&v.UpdatedAt}, &stored)
+	// Batched with concurrent turns' checks on a database that batches
+	// reads: one round trip for many.
+	err := s.db.queryRowBatched(ctx, func(row Row) error {
+		return row.Scan(&v.UpdateCount, nullInt64{&v.UpdatedAt}, &stored)
+	}, query, args...)
 	if errors.Is(err, ErrNoRows) {
 		return v, false, notFound("session", sessionID)
 	}

@@ -45,6 +45,20 @@ func (d checkedDB) inGroupTx(ctx context.Context, key string, fn func(tx Conn) e
 	return invalidText(g.InGroupTx(ctx, key, func(tx Conn) error { return fn(checkedConn{tx}) }))
 }
 
+// queryRowBatched runs a one-row read and hands its row to scan: sent with
+// concurrent reads when the database batches them ([ReadBatcher]), alone
+// otherwise.
+func (d checkedDB) queryRowBatched(ctx context.Context, scan func(Row) error, query string, args ...any) error {
+	b, ok := d.DB.(ReadBatcher)
+	if !ok {
+		return scan(d.Reader().QueryRow(ctx, query, args...))
+	}
+	if err := checkArgs(args); err != nil {
+		return err
+	}
+	return invalidText(b.QueryRowBatched(ctx, Pipelined{Query: query, Args: args, Scan: func(row Row) error { return scan(checkedRow{row}) }}))
+}
+
 // checkedConn is a connection of a checkedDB.
 type checkedConn struct{ Conn }
 

@@ -1,0 +1,175 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agnogo/agnogo/storage/internal/sqlstore"
+)
+
+// Batched reads. The one-row reads the store batches (the version check
+// every turn of a conversation makes before it runs) that arrive while
+// another batch is on the wire wait, then go together: one message to the
+// server with every read's statement and one answer back, on one
+// connection, instead of a round trip each. A read on an idle server goes
+// out at once, as it would alone. Each statement still runs on its own
+// snapshot, as one sent alone does.
+//
+// A read whose statement failed in a batch runs again alone, on its
+// caller's context: the server skips what follows a failed statement of a
+// batch, and a read must never fail with another's error.
+
+// The bounds of batched reads.
+const (
+	// maxReadBatches is how many batches are on the wire at once, each on
+	// its own connection; the pool's other connections serve the group
+	// commits and every other statement.
+	maxReadBatches = 2
+	// maxReadBatch bounds the reads of one batch.
+	maxReadBatch = 64
+	// readBatchTimeout bounds a batch, which no one read's context may
+	// cut short; a caller whose context ends stops waiting for it.
+	readBatchTimeout = 30 * time.Second
+)
+
+// errReadAlone tells a read that it must run alone.
+var errReadAlone = errors.New("postgres: the read runs alone")
+
+// readBatcher collects the reads waiting for a batch.
+type readBatcher struct {
+	mu      sync.Mutex
+	waiting []*batchedRead
+	leaders int // batches on the wire
+}
+
+// batchedRead is one read waiting for, or sent in, a batch.
+type batchedRead struct {
+	read sqlstore.Pipelined
+	// mu is held while the batch scans the read's row, and left is set
+	// under it when the caller stops waiting: its row is then not
+	// scanned, so nothing writes to what the caller scans into once it
+	// has returned.
+	mu   sync.Mutex
+	left bool
+	err  error
+	done chan struct{}
+}
+
+// QueryRowBatched implements [sqlstore.ReadBatcher].
+func (d *poolDB) QueryRowBatched(ctx context.Context, read sqlstore.Pipelined) error {
+	r := &batchedRead{read: read, done: make(chan struct{})}
+	b := &d.reads
+	b.mu.Lock()
+	b.waiting = append(b.waiting, r)
+	lead := b.leaders < maxReadBatches
+	if lead {
+		b.leaders++
+	}
+	b.mu.Unlock()
+	if lead {
+		b.lead(d, r)
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.mu.Lock()
+		select {
+		case <-r.done:
+		default:
+			r.left = true
+		}
+		r.mu.Unlock()
+		if r.left {
+			return ctx.Err()
+		}
+	}
+	if errors.Is(r.err, errReadAlone) {
+		return read.Scan(d.Reader().QueryRow(ctx, read.Query, read.Args...))
+	}
+	return r.err
+}
+
+// lead sends batches until none waits, or until own's batch is answered
+// and others wait: a goroutine then leads in its place, so a read's caller
+// never leads longer than it takes to answer its own read's batch.
+func (b *readBatcher) lead(d *poolDB, own *batchedRead) {
+	for {
+		batch := b.take()
+		if batch == nil {
+			return
+		}
+		sendReads(d, batch)
+		if own != nil && answered(own) {
+			go b.lead(d, nil)
+			return
+		}
+	}
+}
+
+// answered reports whether a read's batch has been answered.
+func answered(r *batchedRead) bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// take takes the next batch from the waiting reads; nil, and the leader
+// gone, when none waits.
+func (b *readBatcher) take() []*batchedRead {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waiting) == 0 {
+		b.leaders--
+		return nil
+	}
+	n := min(len(b.waiting), maxReadBatch)
+	batch := slices.Clone(b.waiting[:n])
+	b.waiting = slices.Delete(b.waiting, 0, n)
+	return batch
+}
+
+// sendReads sends one batch on d and hands each read its row, or tells it
+// to run alone.
+func sendReads(d *poolDB, batch []*batchedRead) {
+	ctx, cancel := context.WithTimeout(context.Background(), readBatchTimeout)
+	defer cancel()
+	defer func() {
+		for _, r := range batch {
+			close(r.done)
+		}
+	}()
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		for _, r := range batch {
+			r.err = errReadAlone // each meets the pool's error itself
+		}
+		return
+	}
+	defer conn.Release()
+	queued := &pgx.Batch{}
+	for _, r := range batch {
+		queued.Queue(d.binds.rebind(r.read.Query), r.read.Args...)
+	}
+	results := conn.SendBatch(ctx, queued)
+	for _, r := range batch {
+		row := pgRow{results.QueryRow()}
+		r.mu.Lock()
+		if r.left {
+			_ = row.Scan() // read past it; no one waits for it
+		} else if err := r.read.Scan(row); err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
+			r.err = errReadAlone
+		} else {
+			r.err = err
+		}
+		r.mu.Unlock()
+	}
+	_ = results.Close() // a failed statement has sent its read alone
+}
