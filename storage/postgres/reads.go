@@ -62,9 +62,19 @@ type batchedRead struct {
 
 // QueryRowBatched implements [sqlstore.ReadBatcher].
 func (d *poolDB) QueryRowBatched(ctx context.Context, read sqlstore.Pipelined) error {
-	r := &batchedRead{read: read, done: make(chan struct{})}
 	b := &d.reads
 	b.mu.Lock()
+	if b.leaders < maxReadBatches && len(b.waiting) == 0 {
+		// Nothing to wait for: the read goes now, alone, on its caller's
+		// context, as a batch of one; reads that arrive meanwhile wait
+		// for it.
+		b.leaders++
+		b.mu.Unlock()
+		err := read.Scan(d.Reader().QueryRow(ctx, read.Query, read.Args...))
+		b.handOff(d)
+		return err
+	}
+	r := &batchedRead{read: read, done: make(chan struct{})}
 	b.waiting = append(b.waiting, r)
 	lead := b.leaders < maxReadBatches
 	if lead {
@@ -111,6 +121,18 @@ func (b *readBatcher) lead(d *poolDB, own *batchedRead) {
 	}
 }
 
+// handOff ends a leader's turn: another goroutine leads in its place when
+// reads wait, else the leader is gone.
+func (b *readBatcher) handOff(d *poolDB) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waiting) == 0 {
+		b.leaders--
+		return
+	}
+	go b.lead(d, nil)
+}
+
 // answered reports whether a read's batch has been answered.
 func answered(r *batchedRead) bool {
 	select {
@@ -154,13 +176,21 @@ func sendReads(d *poolDB, batch []*batchedRead) {
 		return
 	}
 	defer conn.Release()
-	queued := &pgx.Batch{}
-	for _, r := range batch {
-		queued.Queue(d.binds.rebind(r.read.Query), r.read.Args...)
+	next := func() pgx.Row { // a lone read goes as a query of its own
+		r := batch[0]
+		return conn.QueryRow(ctx, d.binds.rebind(r.read.Query), r.read.Args...)
 	}
-	results := conn.SendBatch(ctx, queued)
+	if len(batch) > 1 {
+		queued := &pgx.Batch{}
+		for _, r := range batch {
+			queued.Queue(d.binds.rebind(r.read.Query), r.read.Args...)
+		}
+		results := conn.SendBatch(ctx, queued)
+		defer results.Close() // a failed statement has sent its read alone
+		next = results.QueryRow
+	}
 	for _, r := range batch {
-		row := pgRow{results.QueryRow()}
+		row := pgRow{next()}
 		r.mu.Lock()
 		if r.left {
 			_ = row.Scan() // read past it; no one waits for it
@@ -171,5 +201,4 @@ func sendReads(d *poolDB, batch []*batchedRead) {
 		}
 		r.mu.Unlock()
 	}
-	_ = results.Close() // a failed statement has sent its read alone
 }

@@ -22,6 +22,8 @@ func BenchmarkUpsertRun(b *testing.B) { storagetest.BenchmarkUpsertRun(b, openBe
 
 func BenchmarkConversation(b *testing.B) { storagetest.BenchmarkConversation(b, openBench) }
 
+func BenchmarkSessionVersion(b *testing.B) { storagetest.BenchmarkSessionVersion(b, openBench) }
+
 func BenchmarkForkSession(b *testing.B) { storagetest.BenchmarkForkSession(b, openBench) }
 
 func BenchmarkWriteTraces(b *testing.B) { storagetest.BenchmarkWriteTraces(b, openBench) }

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -44,6 +45,60 @@ func BenchmarkUpsertRun(b *testing.B, newStore func(b *testing.B) storage.Store)
 				}
 				b.StartTimer()
 			}
+		})
+	}
+}
+
+// BenchmarkSessionVersion measures the version check a conversation's turn
+// makes before it runs (see [storage.SessionVersioner]), by one caller at a
+// time and by 32 at once. One op is one check; it asserts what every check
+// returns.
+func BenchmarkSessionVersion(b *testing.B, newStore func(b *testing.B) storage.Store) {
+	for _, callers := range []int{1, 32} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			store := newStore(b)
+			versioner, ok := store.(storage.SessionVersioner)
+			if !ok {
+				b.Skip("the store reads no versions")
+			}
+			ctx := b.Context()
+			const sessionID = "bench-session"
+			if _, err := store.UpsertSession(ctx, &storage.Session{SessionID: sessionID, SessionType: storage.SessionTypeAgent, AgentID: "agent"}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: sessionID, Run: benchRun(sessionID, "stored")}); err != nil {
+				b.Fatal(err)
+			}
+			want, _, err := versioner.SessionVersion(ctx, sessionID, "", "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			check := func() error {
+				v, stored, err := versioner.SessionVersion(ctx, sessionID, "", "stored")
+				if err == nil && (v != want || !stored) {
+					err = fmt.Errorf("version %+v, run stored %v; want %+v, true", v, stored, want)
+				}
+				return err
+			}
+			if callers == 1 {
+				for b.Loop() {
+					if err := check(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return
+			}
+			b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := check(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }
