@@ -44,7 +44,7 @@ var errReadAlone = errors.New("postgres: the read runs alone")
 type readBatcher struct {
 	mu      sync.Mutex
 	waiting []*batchedRead
-	leaders int // batches on the wire
+	leaders int // lone reads and batches on the wire
 }
 
 // batchedRead is one read waiting for, or sent in, a batch.
@@ -64,10 +64,10 @@ type batchedRead struct {
 func (d *poolDB) QueryRowBatched(ctx context.Context, read sqlstore.Pipelined) error {
 	b := &d.reads
 	b.mu.Lock()
-	if b.leaders < maxReadBatches && len(b.waiting) == 0 {
-		// Nothing to wait for: the read goes now, alone, on its caller's
-		// context, as a batch of one; reads that arrive meanwhile wait
-		// for it.
+	if b.leaders < maxReadBatches {
+		// A batch of one, on its caller's context: no read waits while a
+		// leader is free, as a leader leaves only once none waits. Reads
+		// that arrive while it is on the wire wait for it.
 		b.leaders++
 		b.mu.Unlock()
 		err := read.Scan(d.Reader().QueryRow(ctx, read.Query, read.Args...))
@@ -76,14 +76,7 @@ func (d *poolDB) QueryRowBatched(ctx context.Context, read sqlstore.Pipelined) e
 	}
 	r := &batchedRead{read: read, done: make(chan struct{})}
 	b.waiting = append(b.waiting, r)
-	lead := b.leaders < maxReadBatches
-	if lead {
-		b.leaders++
-	}
 	b.mu.Unlock()
-	if lead {
-		b.lead(d, r)
-	}
 	select {
 	case <-r.done:
 	case <-ctx.Done():
@@ -104,25 +97,8 @@ func (d *poolDB) QueryRowBatched(ctx context.Context, read sqlstore.Pipelined) e
 	return r.err
 }
 
-// lead sends batches until none waits, or until own's batch is answered
-// and others wait: a goroutine then leads in its place, so a read's caller
-// never leads longer than it takes to answer its own read's batch.
-func (b *readBatcher) lead(d *poolDB, own *batchedRead) {
-	for {
-		batch := b.take()
-		if batch == nil {
-			return
-		}
-		sendReads(d, batch)
-		if own != nil && answered(own) {
-			go b.lead(d, nil)
-			return
-		}
-	}
-}
-
-// handOff ends a leader's turn: another goroutine leads in its place when
-// reads wait, else the leader is gone.
+// handOff ends a leader's read: when reads wait, a goroutine takes the
+// leader's place and sends them; else the leader is gone.
 func (b *readBatcher) handOff(d *poolDB) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -130,16 +106,17 @@ func (b *readBatcher) handOff(d *poolDB) {
 		b.leaders--
 		return
 	}
-	go b.lead(d, nil)
+	go b.lead(d)
 }
 
-// answered reports whether a read's batch has been answered.
-func answered(r *batchedRead) bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
+// lead sends the waiting reads in batches until none waits.
+func (b *readBatcher) lead(d *poolDB) {
+	for {
+		batch := b.take()
+		if batch == nil {
+			return
+		}
+		sendReads(d, batch)
 	}
 }
 
