@@ -35,17 +35,19 @@ func (f *idTable) save(ctx context.Context, key string, id int, errs chan<- erro
 
 // holdGroups starts the saves of ids, each leading a group of its own
 // (there are as many as maxGroups), and returns once each holds its group
-// open; the groups go on when release is closed.
+// open; the groups go on when release is closed. Each save starts once the
+// one before it holds its group: two saves started together could both
+// wait before either leader takes a group, and then share one.
 func (f *idTable) holdGroups(ctx context.Context, ids [maxGroups]int, errs chan<- error, release <-chan struct{}) {
-	var leading sync.WaitGroup
-	leading.Add(len(ids))
 	for _, id := range ids {
+		holding := make(chan struct{})
+		var once sync.Once
 		f.save(ctx, fmt.Sprint(id), id, errs, func() {
-			leading.Done()
+			once.Do(func() { close(holding) })
 			<-release
 		})
+		<-holding
 	}
-	leading.Wait()
 }
 
 // outcomes waits for n saves and returns the errors among their outcomes;
