@@ -30,7 +30,8 @@ import (
 // The bounds of group commit.
 const (
 	// maxGroups is how many groups are written at once, each on its own
-	// connection; the pool's other connections serve reads.
+	// connection; the pool's other connections serve the batched reads
+	// (at most maxReadBatches) and every other statement.
 	maxGroups = 2
 	// maxGroupSize bounds the saves of one group, and so how long the
 	// group holds the locks of its first save.
@@ -44,12 +45,33 @@ const (
 // a transaction of its own.
 var errAlone = errors.New("postgres: the save runs alone")
 
-// grouper collects the saves waiting for a group.
-type grouper struct {
+// waitQueue holds work waiting for one of a bounded number of leaders,
+// each of which takes a share of it at a time: the saves of group commit,
+// the reads of batched reads.
+type waitQueue[T any] struct {
 	mu      sync.Mutex
-	waiting []*groupSave
-	leaders int // groups being written
+	waiting []T
+	leaders int // leaders at work
 }
+
+// take takes up to n of the waiting work, in the order it came; nil, and
+// the leader gone, when none waits.
+func (q *waitQueue[T]) take(n int) []T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		q.leaders--
+		return nil
+	}
+	n = min(len(q.waiting), n)
+	taken := slices.Clone(q.waiting[:n])
+	q.waiting = slices.Delete(q.waiting, 0, n)
+	return taken
+}
+
+// grouper collects the saves waiting for a group; its leaders are the
+// groups being written.
+type grouper struct{ waitQueue[*groupSave] }
 
 // groupSave is one save waiting for, or written in, a group.
 type groupSave struct {
@@ -86,7 +108,7 @@ func (d *poolDB) InGroupTx(ctx context.Context, key string, fn func(tx sqlstore.
 // never leads longer than it takes to write its own save's group.
 func (g *grouper) lead(d *poolDB, own *groupSave) {
 	for {
-		group := g.take()
+		group := g.take(maxGroupSize)
 		if group == nil {
 			return
 		}
@@ -106,21 +128,6 @@ func written(s *groupSave) bool {
 	default:
 		return false
 	}
-}
-
-// take takes the next group from the waiting saves; nil, and the leader
-// gone, when none waits.
-func (g *grouper) take() []*groupSave {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.waiting) == 0 {
-		g.leaders--
-		return nil
-	}
-	n := min(len(g.waiting), maxGroupSize)
-	group := slices.Clone(g.waiting[:n])
-	g.waiting = slices.Delete(g.waiting, 0, n)
-	return group
 }
 
 // writeGroup writes one group on d and tells each save how it ended.

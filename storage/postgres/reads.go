@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"time"
 
@@ -40,12 +39,9 @@ const (
 // errReadAlone tells a read that it must run alone.
 var errReadAlone = errors.New("postgres: the read runs alone")
 
-// readBatcher collects the reads waiting for a batch.
-type readBatcher struct {
-	mu      sync.Mutex
-	waiting []*batchedRead
-	leaders int // lone reads and batches on the wire
-}
+// readBatcher collects the reads waiting for a batch; its leaders are the
+// lone reads and the batches on the wire.
+type readBatcher struct{ waitQueue[*batchedRead] }
 
 // batchedRead is one read waiting for, or sent in, a batch.
 type batchedRead struct {
@@ -112,27 +108,12 @@ func (b *readBatcher) handOff(d *poolDB) {
 // lead sends the waiting reads in batches until none waits.
 func (b *readBatcher) lead(d *poolDB) {
 	for {
-		batch := b.take()
+		batch := b.take(maxReadBatch)
 		if batch == nil {
 			return
 		}
 		sendReads(d, batch)
 	}
-}
-
-// take takes the next batch from the waiting reads; nil, and the leader
-// gone, when none waits.
-func (b *readBatcher) take() []*batchedRead {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.waiting) == 0 {
-		b.leaders--
-		return nil
-	}
-	n := min(len(b.waiting), maxReadBatch)
-	batch := slices.Clone(b.waiting[:n])
-	b.waiting = slices.Delete(b.waiting, 0, n)
-	return batch
 }
 
 // sendReads sends one batch on d and hands each read its row, or tells it
