@@ -66,7 +66,7 @@ func (d *poolDB) QueryRowBatched(ctx context.Context, read sqlstore.Pipelined) e
 		// that arrive while it is on the wire wait for it.
 		b.leaders++
 		b.mu.Unlock()
-		err := read.Scan(d.Reader().QueryRow(ctx, read.Query, read.Args...))
+		err := d.readAlone(ctx, read)
 		b.handOff(d)
 		return err
 	}
@@ -88,9 +88,14 @@ func (d *poolDB) QueryRowBatched(ctx context.Context, read sqlstore.Pipelined) e
 		}
 	}
 	if errors.Is(r.err, errReadAlone) {
-		return read.Scan(d.Reader().QueryRow(ctx, read.Query, read.Args...))
+		return d.readAlone(ctx, read)
 	}
 	return r.err
+}
+
+// readAlone sends read as a query of its own, on its caller's context.
+func (d *poolDB) readAlone(ctx context.Context, read sqlstore.Pipelined) error {
+	return read.Scan(d.Reader().QueryRow(ctx, read.Query, read.Args...))
 }
 
 // handOff ends a leader's read: when reads wait, a goroutine takes the

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agnogo/agnogo/run"
+	"github.com/agnogo/agnogo/storage"
 	"github.com/agnogo/agnogo/storage/internal/sqlstore"
 )
 
@@ -166,34 +168,48 @@ func TestBatchedReads(t *testing.T) {
 	require.EqualValues(t, 7, f.counter.trips.Load()-trips)
 }
 
-// TestBatchedReadsUnderLoad: many callers reading at once each get their
-// own row, whatever batch their read went in.
-func TestBatchedReadsUnderLoad(t *testing.T) {
+// TestSessionVersionsUnderLoad: many turns checking their sessions'
+// versions at once, as a busy server's do, each get their own session's
+// version and whether their own run is stored, whatever batch their check
+// went in.
+func TestSessionVersionsUnderLoad(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	f := newIDTable(t, 4)
-	_, err := f.pool.Exec(ctx, fmt.Sprintf("INSERT INTO %s (id) SELECT generate_series(0, 199)", f.table))
-	require.NoError(t, err)
+	store, _ := openTemp(t)
+	const sessions, checks = 20, 400
+	want := make([]storage.SessionVersion, sessions)
+	for i := range sessions {
+		id := fmt.Sprintf("s%d", i)
+		_, err := store.UpsertSession(ctx, &storage.Session{SessionID: id, SessionType: storage.SessionTypeAgent, AgentID: "a"})
+		require.NoError(t, err)
+		for r := range i % 4 { // versions differ from session to session
+			_, err := store.UpsertRun(ctx, storage.RunRecord{SessionID: id, Run: &run.Output{RunID: fmt.Sprintf("%s-r%d", id, r), SessionID: id, Status: run.StatusCompleted}})
+			require.NoError(t, err)
+		}
+		want[i], _, err = store.SessionVersion(ctx, id, "", "")
+		require.NoError(t, err)
+	}
 	var wrong atomic.Int64
-	done := make(chan error, 200)
-	for id := range 200 {
+	done := make(chan error, checks)
+	for c := range checks {
 		go func() {
-			var got int
-			err := f.db.QueryRowBatched(ctx, sqlstore.Pipelined{Query: fmt.Sprintf("SELECT id * 3 FROM %s WHERE id = ?", f.table), Args: []any{id},
-				Scan: func(row sqlstore.Row) error { return row.Scan(&got) }})
-			if err == nil && got != 3*id {
+			i := c % sessions
+			id := fmt.Sprintf("s%d", i)
+			runID := fmt.Sprintf("%s-r%d", id, c%3) // stored when c%3 < i%4
+			v, stored, err := store.SessionVersion(ctx, id, "", runID)
+			if err == nil && (v != want[i] || stored != (c%3 < i%4)) {
 				wrong.Add(1)
 			}
 			done <- err
 		}()
 	}
-	for range 200 {
+	for range checks {
 		select {
 		case err := <-done:
 			require.NoError(t, err)
 		case <-time.After(30 * time.Second):
-			t.Fatal("a batched read never ended")
+			t.Fatal("a version check never ended")
 		}
 	}
-	require.Zero(t, wrong.Load(), "reads answered with another's row")
+	require.Zero(t, wrong.Load(), "checks answered with another session's version or run")
 }
