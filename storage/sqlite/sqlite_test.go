@@ -3,8 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -139,4 +141,74 @@ func TestMetricsAgnoRows(t *testing.T) {
 			"agno-"+row.UserID, row.AgentRuns, row.AgentSessions, row.Users, row.TokenMetrics, row.ModelMetrics, row.Date, row.UserID)
 		require.NoError(t, err)
 	})
+}
+
+// TestASaveRewritesOnlyThePagesItChanges reads the write-ahead log after a
+// conversation's saves and checks which pages each save's commit wrote. A
+// commit writes every page it changed, and a page costs its write and its
+// checksum: a save in a continuing session must not rewrite the index
+// entries of session columns it does not change (session_type, user_id),
+// which SQLite does for every indexed column an UPDATE's SET list names.
+func TestASaveRewritesOnlyThePagesItChanges(t *testing.T) {
+	store, path := openTemp(t)
+	ctx := t.Context()
+	session, err := store.UpsertSession(ctx, &storage.Session{SessionID: "s1", AgentID: "a1", UserID: "alice"})
+	require.NoError(t, err)
+	const saves = 12
+	for i := range saves {
+		out := &run.Output{RunID: fmt.Sprintf("r%d", i), SessionID: "s1", AgentID: "a1", UserID: "alice",
+			Status: run.StatusCompleted, Content: "ok", Metrics: &run.RunMetrics{Metrics: run.Metrics{InputTokens: 12, OutputTokens: 3, TotalTokens: 15}}}
+		session, _, err = store.SaveRun(ctx, session, storage.RunRecord{Run: out, UserID: "alice"})
+		require.NoError(t, err)
+	}
+	commits := walCommits(t, path+"-wal")
+	require.GreaterOrEqual(t, len(commits), saves, "one commit per save")
+
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	owner := map[uint32]string{}
+	rows, err := db.QueryContext(ctx, "SELECT name, pageno FROM dbstat")
+	require.NoError(t, err)
+	for rows.Next() {
+		var name string
+		var page uint32
+		require.NoError(t, rows.Scan(&name, &page))
+		owner[page] = name
+	}
+	require.NoError(t, rows.Err())
+
+	// The last saves, once the session and its day's metrics row exist.
+	for i, commit := range commits[len(commits)-saves/2:] {
+		var wrote []string
+		for _, page := range commit {
+			wrote = append(wrote, owner[page])
+		}
+		require.NotContains(t, wrote, "idx_agno_sessions_session_type", "save %d rewrote the session_type index: %v", i, wrote)
+		require.NotContains(t, wrote, "idx_agno_sessions_user_id", "save %d rewrote the user_id index: %v", i, wrote)
+		require.Contains(t, wrote, "agno_sessions", "save %d wrote its session row", i)
+		require.Contains(t, wrote, "agno_runs", "save %d wrote its run row", i)
+	}
+}
+
+// walCommits reads a write-ahead log's frame headers and returns, per
+// commit, the page numbers its frames wrote.
+func walCommits(t *testing.T, path string) [][]uint32 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	const logHeader, frameHeader = 32, 24
+	require.Greater(t, len(data), logHeader, "an empty write-ahead log")
+	pageSize := int(binary.BigEndian.Uint32(data[8:12]))
+	var commits [][]uint32
+	var pages []uint32
+	for at := logHeader; at+frameHeader+pageSize <= len(data); at += frameHeader + pageSize {
+		pages = append(pages, binary.BigEndian.Uint32(data[at:]))
+		// A commit's last frame records the database's size after it.
+		if binary.BigEndian.Uint32(data[at+4:]) != 0 {
+			commits = append(commits, pages)
+			pages = nil
+		}
+	}
+	return commits
 }

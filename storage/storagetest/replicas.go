@@ -22,6 +22,7 @@ func RunReplicas(t *testing.T, newReplicas func(t *testing.T) (storage.Store, st
 	}{
 		{"FireExactlyOnce", fireRace},
 		{"ClaimNeverTwice", claimRace},
+		{"VersionSeesTheOtherReplica", versionAcrossReplicas},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {

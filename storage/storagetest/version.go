@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,4 +95,43 @@ func testSessionVersion(t *testing.T, store storage.Store) {
 	_, stored, err = versioner.SessionVersion(ctx, "s2", alice, "r2")
 	require.NoError(t, err)
 	require.False(t, stored, "r2 is a run of s1, not s2")
+}
+
+// versionAcrossReplicas checks that the version a replica reads of a
+// session counts the other replica's writes, each one as soon as it is
+// committed, whichever connection of its own the read runs on: the run
+// host trusts its copy of a session only while that version holds.
+func versionAcrossReplicas(t *testing.T, stores []storage.Store) {
+	here, there := stores[0], stores[1]
+	versioner, ok := here.(storage.SessionVersioner)
+	if !ok {
+		t.Skip("the store does not report session versions")
+	}
+	ctx := t.Context()
+	created := newSession(t, here, "s1", alice)
+	for i := range 3 {
+		mine := fmt.Sprintf("here-%d", i)
+		saved, _, err := here.SaveRun(ctx, created, testRun("s1", mine, alice))
+		require.NoError(t, err)
+		v, stored, err := versioner.SessionVersion(ctx, "s1", alice, mine)
+		require.NoError(t, err)
+		require.Equal(t, saved.Version(), v, "turn %d: the version after this replica's own save", i)
+		require.True(t, stored, "turn %d: this replica's run is stored", i)
+
+		theirs := fmt.Sprintf("there-%d", i)
+		saved, _, err = there.SaveRun(ctx, created, testRun("s1", theirs, alice))
+		require.NoError(t, err)
+		v, stored, err = versioner.SessionVersion(ctx, "s1", alice, theirs)
+		require.NoError(t, err)
+		require.Equal(t, saved.Version(), v, "turn %d: the version after the other replica's save", i)
+		require.True(t, stored, "turn %d: the other replica's run is stored", i)
+
+		_, err = there.RenameSession(ctx, "s1", alice, theirs)
+		require.NoError(t, err)
+		renamed, err := there.GetSession(ctx, "s1", storage.GetSessionOptions{UserID: alice})
+		require.NoError(t, err)
+		v, _, err = versioner.SessionVersion(ctx, "s1", alice, "")
+		require.NoError(t, err)
+		require.Equal(t, renamed.Version(), v, "turn %d: the version after the other replica's rename", i)
+	}
 }

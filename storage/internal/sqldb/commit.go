@@ -98,6 +98,18 @@ func (q *commitQueue) take() []*pendingTx {
 	return batch
 }
 
+// tryLead makes the caller the leader when no batch is running or
+// waiting, reporting whether it did.
+func (q *commitQueue) tryLead() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.leading || len(q.waiting) > 0 {
+		return false
+	}
+	q.leading = true
+	return true
+}
+
 // handOff makes the first waiting caller the leader, or ends leadership
 // when no one waits.
 func (q *commitQueue) handOff() {
@@ -145,6 +157,20 @@ func (d *DB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) error {
 		panic(tx.panicked)
 	}
 	return tx.err
+}
+
+// QueryRowWarm implements [sqlstore.WarmReader]: the read runs on the
+// writer's connection, outside any transaction, while its caller holds
+// the writer as a batch's leader would; writes that arrive meanwhile wait
+// for it as for a batch, and the first of them leads next. Its row is
+// scanned before the writer is handed on.
+func (d *DB) QueryRowWarm(ctx context.Context, scan func(sqlstore.Row) error, query string, args ...any) (bool, error) {
+	if d.Readers == d.Writer || !d.commits.tryLead() {
+		return false, nil
+	}
+	d.init()
+	defer d.commits.handOff()
+	return true, scan(Conn{q: d.Writer, stmts: d.writeStmts}.QueryRow(ctx, query, args...))
 }
 
 // runBatch runs batch in one transaction, setting each member's err, and

@@ -277,3 +277,64 @@ func TestAPanicInATransactionAloneRollsItBack(t *testing.T) {
 	require.NoError(t, db.InTx(t.Context(), insert(2, &shared)), "the writer is free again")
 	require.Equal(t, []int{2}, storedNumbers(t, db))
 }
+
+// TestWarmReadsRunOnTheIdleWriter checks [DB.QueryRowWarm]: a read runs on
+// the writer's own connection when no write holds or awaits it (a table
+// only that connection has answers it), is refused at once while a write
+// holds the writer, and a write that arrives during a warm read waits for
+// it, then runs.
+func TestWarmReadsRunOnTheIdleWriter(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t)
+	ctx := t.Context()
+	// A temporary table exists on the connection that created it only:
+	// the writer's one connection.
+	_, err := db.Writer.ExecContext(ctx, "CREATE TEMP TABLE writer_only (n INTEGER)")
+	require.NoError(t, err)
+	_, err = db.Writer.ExecContext(ctx, "INSERT INTO writer_only (n) VALUES (7)")
+	require.NoError(t, err)
+	var n int
+	err = db.Readers.QueryRowContext(ctx, "SELECT n FROM writer_only").Scan(&n)
+	require.ErrorContains(t, err, "no such table", "a reader connection has no writer_only")
+
+	ran, err := db.QueryRowWarm(ctx, func(row sqlstore.Row) error { return row.Scan(&n) }, "SELECT n FROM writer_only")
+	require.NoError(t, err)
+	require.True(t, ran, "the writer is idle")
+	require.Equal(t, 7, n)
+
+	// While a write holds the writer, the read is refused, not queued.
+	release := make(chan struct{})
+	held := holdWriter(t, db, release)
+	ran, err = db.QueryRowWarm(ctx, func(row sqlstore.Row) error { return row.Scan(&n) }, "SELECT n FROM writer_only")
+	require.NoError(t, err)
+	require.False(t, ran, "a write holds the writer")
+	close(release)
+	require.NoError(t, <-held)
+
+	// A write arriving during a warm read waits for it, and then commits.
+	var shared bool
+	written := make(chan error, 1)
+	ran, err = db.QueryRowWarm(ctx, func(row sqlstore.Row) error {
+		if err := row.Scan(&n); err != nil {
+			return err
+		}
+		go func() { written <- db.InTx(ctx, insert(42, &shared)) }()
+		waitQueued(t, db, 1)
+		select {
+		case err := <-written:
+			return fmt.Errorf("the write ran during the warm read: %v", err)
+		default:
+			return nil
+		}
+	}, "SELECT n FROM writer_only")
+	require.NoError(t, err)
+	require.True(t, ran)
+	require.NoError(t, <-written)
+	require.Equal(t, []int{0, 42}, storedNumbers(t, db))
+
+	// A failing read reports its error and leaves the writer free.
+	ran, err = db.QueryRowWarm(ctx, func(row sqlstore.Row) error { return row.Scan(&n) }, "SELECT n FROM no_such_table")
+	require.True(t, ran)
+	require.ErrorContains(t, err, "no such table")
+	require.NoError(t, db.InTx(ctx, insert(43, &shared)))
+}

@@ -119,11 +119,19 @@ type rowStatement[T any] struct {
 	query string
 	args  []any
 	scan  func(Row) (T, error)
+	// orElse, when set, is a statement that takes the same arguments and
+	// runs when query returns no row (and so changed nothing): the general
+	// form of a query narrowed for its common case.
+	orElse string
 }
 
 // run runs the statement on tx and reads its row.
 func (st rowStatement[T]) run(ctx context.Context, tx Conn) (T, error) {
-	return st.scan(tx.QueryRow(ctx, st.query, st.args...))
+	out, err := st.scan(tx.QueryRow(ctx, st.query, st.args...))
+	if st.orElse != "" && errors.Is(err, ErrNoRows) {
+		return st.scan(tx.QueryRow(ctx, st.orElse, st.args...))
+	}
+	return out, err
 }
 
 // GroupCommitter is a database that can run a write in a transaction it
@@ -145,6 +153,19 @@ type ReadBatcher interface {
 	// QueryRowBatched runs read's statement and hands its row to
 	// read.Scan, which is never called once QueryRowBatched has returned.
 	QueryRowBatched(ctx context.Context, read Pipelined) error
+}
+
+// WarmReader is a database that can serve a one-row read from the
+// connection that writes, when no write is running or waiting. SQLite's
+// writer keeps in its page cache the pages its last commit changed, which
+// every reader connection has to read again from the log: the frequent
+// read of a row the last write changed (a session's version, checked at
+// the start of the session's next run) is cheapest there.
+type WarmReader interface {
+	// QueryRowWarm runs the read on the writer's connection and hands its
+	// row to scan, reporting true, when the writer is idle; it reports
+	// false, having done nothing, when a write holds or awaits it.
+	QueryRowWarm(ctx context.Context, scan func(Row) error, query string, args ...any) (bool, error)
 }
 
 // DB is a database as the store sees it: a connection for reads and a way to

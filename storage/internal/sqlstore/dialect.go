@@ -47,6 +47,18 @@ func (d Dialect) jsonText(column, key string) string {
 	return fmt.Sprintf("json_extract(%s, '$.%s')", column, key)
 }
 
+// jsonTextAbsent is the condition that a JSON column has no member key, or
+// a null one. On SQLite a document whose text does not hold the quoted key
+// anywhere cannot have the member, which a substring search tells without
+// parsing the document; only one that does is parsed. (Go's and Python's
+// JSON encoders write an ASCII key as it is, never with escapes.)
+func (d Dialect) jsonTextAbsent(column, key string) string {
+	if d == Postgres {
+		return d.jsonText(column, key) + " IS NULL"
+	}
+	return fmt.Sprintf(`(instr(%[1]s, '"%[2]s"') = 0 OR %[3]s IS NULL)`, column, key, d.jsonText(column, key))
+}
+
 // dateArg is a statement argument holding a YYYY-MM-DD day, as a DATE
 // column compares with it. SQLite keeps dates as that text.
 func (d Dialect) dateArg() string {

@@ -215,8 +215,8 @@ func (s *Store) recomputeDay(ctx context.Context, tx Conn, day time.Time, userID
 	}
 	// A session counts once a run of its own counts (see priorRunStatement).
 	sessionWhere, sessionArgs := userScope(s.dialect.unindexed("s.user_id"), userID, fmt.Sprintf(`s.created_at >= ? AND s.created_at < ?
-	AND EXISTS (SELECT 1 FROM %s AS o WHERE o.session_id = s.session_id AND %s AND %s IS NULL)`,
-		s.tables.runs, s.countedStatusesOf(s.dialect.unindexed("o.status")), s.dialect.jsonText("o.run_data", "forked_from_session_id")), start)
+	AND EXISTS (SELECT 1 FROM %s AS o WHERE o.session_id = s.session_id AND %s AND %s)`,
+		s.tables.runs, s.countedStatusesOf(s.dialect.unindexed("o.status")), s.dialect.jsonTextAbsent("o.run_data", "forked_from_session_id")), start)
 	sessionArgs = slices.Insert(sessionArgs, 1, any(end))
 	sessionRows, err := tx.Query(ctx, fmt.Sprintf("SELECT s.user_id, s.session_type, s.created_at FROM %s AS s WHERE %s", s.tables.sessions, sessionWhere), sessionArgs...)
 	if err != nil {
@@ -280,11 +280,11 @@ func (s *Store) priorRunStatement() string {
 	CASE WHEN %[1]s THEN %[2]s END AS usage_members,
 	s.user_id AS session_owner, s.session_type, s.created_at AS session_created,
 	CASE WHEN (CASE WHEN %[1]s THEN 1 ELSE 0 END) <> ? THEN
-		CASE WHEN EXISTS (SELECT 1 FROM %[4]s AS o WHERE o.session_id = s.session_id AND o.run_id <> ? AND %[5]s AND %[6]s IS NULL) THEN 1 ELSE 0 END
+		CASE WHEN EXISTS (SELECT 1 FROM %[4]s AS o WHERE o.session_id = s.session_id AND o.run_id <> ? AND %[5]s AND %[6]s) THEN 1 ELSE 0 END
 	END AS others_counted
 FROM %[3]s AS s LEFT JOIN %[4]s AS r ON r.run_id = ?
 WHERE s.session_id = ?`, counted, d.jsonMembers("r.run_data", "metrics", "model", "model_provider", "forked_from_session_id"),
-		s.tables.sessions, s.tables.runs, s.countedStatusesOf(d.unindexed("o.status")), d.jsonText("o.run_data", "forked_from_session_id"))
+		s.tables.sessions, s.tables.runs, s.countedStatusesOf(d.unindexed("o.status")), d.jsonTextAbsent("o.run_data", "forked_from_session_id"))
 }
 
 // priorRunReturning is the RETURNING columns that return, from a CTE named

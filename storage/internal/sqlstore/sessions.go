@@ -64,17 +64,31 @@ func (s *Store) sessionWriteReturning(in *storage.Session, columns string, scan 
 	}
 	// The conflict branch only fires for the same user (or an unscoped
 	// write, which keeps the stored owner); RETURNING then yields no row and
-	// the caller learns nothing about the other user's session.
-	query := fmt.Sprintf(`INSERT INTO %[1]s (%[4]s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	// the caller learns nothing about the other user's session. The owner
+	// therefore never changes, and is not in the SET list.
+	upsert := `INSERT INTO %[1]s (%[4]s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (session_id) DO UPDATE SET
-	session_type = excluded.session_type, agent_id = excluded.agent_id, team_id = excluded.team_id,
-	workflow_id = excluded.workflow_id, user_id = COALESCE(excluded.user_id, %[1]s.user_id),
+	%[5]sagent_id = excluded.agent_id, team_id = excluded.team_id, workflow_id = excluded.workflow_id,
 	session_data = excluded.session_data, agent_data = excluded.agent_data, team_data = excluded.team_data,
 	workflow_data = excluded.workflow_data, metadata = excluded.metadata, summary = excluded.summary,
 	updated_at = excluded.updated_at, update_count = %[1]s.update_count + 1%[3]s
-WHERE excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id
-RETURNING %[2]s`, s.tables.sessions, columns, s.clearLegacyRuns(), sessionInsertColumns)
-	return rowStatement[*storage.Session]{query: query, args: args, scan: scan}, nil
+WHERE (excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id)%[6]s
+RETURNING %[2]s`
+	general := fmt.Sprintf(upsert, s.tables.sessions, columns, s.clearLegacyRuns(), sessionInsertColumns, "session_type = excluded.session_type, ", "")
+	if s.dialect != SQLite {
+		// Postgres compares values: an update that changes no indexed
+		// column writes no index entry, whatever its SET list names.
+		return rowStatement[*storage.Session]{query: general, args: args, scan: scan}, nil
+	}
+	// SQLite rewrites the index entries of every indexed column a SET
+	// list names, changed or not: two more pages in every write's commit
+	// for session_type and user_id, which a session keeps. The common
+	// write leaves session_type out and applies only where it is
+	// unchanged; a write that changes it, or finds another user's
+	// session, has changed nothing and runs the general form.
+	narrow := fmt.Sprintf(upsert, s.tables.sessions, columns, s.clearLegacyRuns(), sessionInsertColumns, "",
+		fmt.Sprintf(" AND %s.session_type = excluded.session_type", s.tables.sessions))
+	return rowStatement[*storage.Session]{query: narrow, orElse: general, args: args, scan: scan}, nil
 }
 
 // sessionArgs validates and encodes a session as the values of its row,

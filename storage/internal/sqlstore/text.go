@@ -46,9 +46,15 @@ func (d checkedDB) inGroupTx(ctx context.Context, key string, fn func(tx Conn) e
 }
 
 // queryRowBatched runs a one-row read and hands its row to scan: sent with
-// concurrent reads when the database batches them ([ReadBatcher]), alone
-// otherwise.
+// concurrent reads when the database batches them ([ReadBatcher]), on the
+// idle writer's warm connection when it has one ([WarmReader]), alone on
+// a reader otherwise.
 func (d checkedDB) queryRowBatched(ctx context.Context, scan func(Row) error, query string, args ...any) error {
+	if w, ok := d.DB.(WarmReader); ok {
+		if ran, err := w.QueryRowWarm(ctx, scan, query, args...); ran {
+			return err
+		}
+	}
 	b, ok := d.DB.(ReadBatcher)
 	if !ok {
 		return scan(d.Reader().QueryRow(ctx, query, args...))
