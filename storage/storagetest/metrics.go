@@ -20,6 +20,7 @@ func metricsTests() []conformanceTest {
 	return []conformanceTest{
 		{"FinishedRunCountsOnce", testMetricsFinishedRunCountsOnce},
 		{"PausedRunContinued", testMetricsPausedRunContinued},
+		{"ConversationCountsItsSessionOnce", testMetricsConversation},
 		{"SessionsUsersAndScopes", testMetricsSessionsUsersAndScopes},
 		{"DayBoundaries", testMetricsDayBoundaries},
 		{"PendingRunAndNewSession", testMetricsPendingRun},
@@ -128,6 +129,40 @@ func testMetricsFinishedRunCountsOnce(t *testing.T, store storage.Store) {
 	refreshed[0].CreatedAt, refreshed[0].UpdatedAt = 0, 0
 	require.Equal(t, []storage.DayMetrics{want}, refreshed)
 	require.Equal(t, []storage.DayMetrics{want}, dailyMetrics(t, store, all))
+}
+
+// testMetricsConversation saves a conversation's turns as an agent does,
+// each with its session (SaveRun): the session counts once, with its first
+// counted run, however many runs follow, and a run that does not count yet
+// changes nothing until it does.
+func testMetricsConversation(t *testing.T, store storage.Store) {
+	ctx := t.Context()
+	all := storage.MetricsQuery{}
+	session := &storage.Session{SessionID: "s-1", SessionType: storage.SessionTypeAgent, AgentID: "agent-1", UserID: alice, CreatedAt: metricsTime(3, 0)}
+	save := func(runID string, status run.Status, at, tokens int64) {
+		t.Helper()
+		var err error
+		session, _, err = store.SaveRun(ctx, session, metricsRun("s-1", runID, alice, status, at, tokens, nil))
+		require.NoError(t, err, "save %s", runID)
+	}
+	save("r-1", run.StatusRunning, metricsTime(3, 10), 0)
+	require.Empty(t, dailyMetrics(t, store, all), "a running first turn counts nothing")
+	save("r-1", run.StatusCompleted, metricsTime(3, 10), 10)
+	require.Equal(t, []storage.DayMetrics{agentDay(3, 1, 1, 1, 10)}, dailyMetrics(t, store, all), "the first counted turn counts its session")
+	save("r-2", run.StatusCompleted, metricsTime(3, 20), 5)
+	require.Equal(t, []storage.DayMetrics{agentDay(3, 2, 1, 1, 15)}, dailyMetrics(t, store, all), "a second turn counts its run only")
+	save("r-3", run.StatusRunning, metricsTime(3, 30), 0)
+	save("r-3", run.StatusCompleted, metricsTime(3, 30), 1)
+	save("r-4", run.StatusError, metricsTime(3, 40), 2)
+	require.Equal(t, []storage.DayMetrics{agentDay(3, 4, 1, 1, 18)}, dailyMetrics(t, store, all), "four turns, one session")
+
+	// A second conversation, whose first turn is saved with its new
+	// session, counts a second session.
+	session = &storage.Session{SessionID: "s-2", SessionType: storage.SessionTypeAgent, AgentID: "agent-1", UserID: alice, CreatedAt: metricsTime(3, 50)}
+	var err error
+	_, _, err = store.SaveRun(ctx, session, metricsRun("s-2", "r-5", alice, run.StatusCompleted, metricsTime(3, 60), 4, nil))
+	require.NoError(t, err)
+	require.Equal(t, []storage.DayMetrics{agentDay(3, 5, 2, 1, 22)}, dailyMetrics(t, store, all), "a new session's first turn")
 }
 
 func testMetricsPausedRunContinued(t *testing.T, store storage.Store) {

@@ -220,6 +220,7 @@ func (s *Store) checkHotStatements(ran []HotQuery) error {
 		want["metricsPending"] = s.stmts.metricsPending
 	} else {
 		want["priorRun"] = s.stmts.priorRun
+		want["runInsertCounting"] = s.stmts.runInsertCounting
 	}
 	for _, q := range ran {
 		for name, text := range want {

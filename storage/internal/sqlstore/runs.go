@@ -73,12 +73,13 @@ func (s *Store) SaveRun(ctx context.Context, session *storage.Session, rec stora
 			return s.sessionWriteErr(session, err)
 		}
 		// When the run is the session's, the session write has just locked
-		// the row and returned its owner: no need to read it again.
-		var owner *string
+		// the row and returned what the run's write needs of it.
 		if stored.SessionID == rec.SessionID {
-			owner = &stored.UserID
+			rec, err = writeRun.writeInSession(ctx, tx, stored, changes)
+		} else {
+			rec, err = writeRun.write(ctx, tx, nil, changes)
 		}
-		if rec, err = writeRun.write(ctx, tx, owner, changes); err != nil {
+		if err != nil {
 			return err
 		}
 		return s.applyMetrics(ctx, tx, changes)
@@ -207,6 +208,30 @@ func (w *runWriter) write(ctx context.Context, tx Conn, knownOwner *string, chan
 	return w.written(ctx, tx, st, err, changes)
 }
 
+// writeInSession is [runWriter.write] for a run of session, the stored
+// row this transaction has just written, and so locked. On SQLite a run
+// not stored yet, a save's usual case, is inserted by a statement that
+// also tells whether another run of the session counts in the daily
+// metrics: the session's row gives the rest of what the metrics' change
+// needs, and the stored run need not be looked for first. A run the
+// insert finds stored is written as any other write is.
+func (w *runWriter) writeInSession(ctx context.Context, tx Conn, session *storage.Session, changes metricsChanges) (storage.RunRecord, error) {
+	if w.s.dialect != SQLite || w.insertOnly || (w.scopedUser != "" && w.scopedUser != session.UserID) {
+		return w.write(ctx, tx, &session.UserID, changes)
+	}
+	st := w.statement(session.UserID, &priorRun{sessionUser: session.UserID, sessionType: string(sessionTypeOf(session)), sessionCreated: session.CreatedAt})
+	args := append(st.args[:runValues:runValues], countsFlag(w.newCounts), w.rec.SessionID, w.rec.Run.RunID)
+	err := tx.QueryRow(ctx, w.s.stmts.runInsertCounting, args...).Scan(&st.index, &st.createdAt, &st.prior.othersCounted)
+	if errors.Is(err, ErrNoRows) {
+		return w.write(ctx, tx, &session.UserID, changes)
+	}
+	return w.written(ctx, tx, st, err, changes)
+}
+
+// runValues counts the arguments of the values a run's insert writes,
+// which its statements take first (after Postgres's CTE's).
+const runValues = 14
+
 // statement builds the write's statement for a session owned by owner.
 func (w *runWriter) statement(owner string, prior *priorRun) *runStatement {
 	rec := w.rec
@@ -331,6 +356,18 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,
 	?, ?, ?)
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_index, created_at`, s.tables.runs)
+}
+
+// runInsertCounting is [Store.runInsert] returning also whether another
+// run of the session counts in the daily metrics (as
+// [Store.priorRunStatement]'s others_counted), when the new row counts;
+// its arguments after the run's values: whether the new row counts (1 or
+// 0), the session id, the run id. SQLite only.
+func (s *Store) runInsertCounting() string {
+	insert := strings.TrimSuffix(s.runInsert(), "RETURNING run_index, created_at")
+	return insert + fmt.Sprintf(`RETURNING run_index, created_at,
+	CASE WHEN ? = 1 THEN EXISTS (SELECT 1 FROM %s AS o WHERE o.session_id = ? AND o.run_id <> ? AND %s AND %s) ELSE 0 END`,
+		s.tables.runs, s.countedStatusesOf(s.dialect.unindexed("o.status")), s.dialect.jsonTextAbsent("o.run_data", "forked_from_session_id"))
 }
 
 // runNotWritten explains why the write of an already stored run changed

@@ -37,14 +37,14 @@ func (s *Store) UpsertSession(ctx context.Context, in *storage.Session) (*storag
 // sessionWrite validates and encodes a session and returns the statement
 // that writes it inside a transaction, which returns the stored row.
 func (s *Store) sessionWrite(in *storage.Session) (rowStatement[*storage.Session], error) {
-	return s.sessionWriteReturning(in, sessionColumns, scanSession)
+	return s.sessionWriteReturning(in, returnStored, scanSession)
 }
 
 // sessionSave is [Store.sessionWrite] for a write whose caller keeps what
 // it wrote ([Store.SaveRun]): the stored row is in's documents with the
 // columns the database sets, so the documents are not decoded again.
 func (s *Store) sessionSave(in *storage.Session) (rowStatement[*storage.Session], error) {
-	return s.sessionWriteReturning(in, "user_id, created_at, updated_at, update_count", func(row Row) (*storage.Session, error) {
+	return s.sessionWriteReturning(in, returnSet, func(row Row) (*storage.Session, error) {
 		stored := *in
 		stored.Runs = nil
 		var userID string
@@ -56,11 +56,49 @@ func (s *Store) sessionSave(in *storage.Session) (rowStatement[*storage.Session]
 	})
 }
 
-// sessionWriteReturning is the session upsert returning columns, read by scan.
-func (s *Store) sessionWriteReturning(in *storage.Session, columns string, scan func(Row) (*storage.Session, error)) (rowStatement[*storage.Session], error) {
+// sessionReturning is what a session upsert returns: the stored row
+// (sessionColumns), or only the columns the database sets.
+type sessionReturning int
+
+const (
+	returnStored sessionReturning = iota
+	returnSet
+)
+
+// columns lists the returned columns.
+func (r sessionReturning) columns() string {
+	if r == returnSet {
+		return "user_id, created_at, updated_at, update_count"
+	}
+	return sessionColumns
+}
+
+// sessionUpsert is the text of a session upsert: query, and orElse, the
+// general form that runs when a narrowed query changes nothing.
+type sessionUpsert struct{ query, orElse string }
+
+// sessionWriteReturning is the session upsert returning what returning
+// names, read by scan.
+func (s *Store) sessionWriteReturning(in *storage.Session, returning sessionReturning, scan func(Row) (*storage.Session, error)) (rowStatement[*storage.Session], error) {
 	args, err := s.sessionArgs(in, "upsert")
 	if err != nil {
 		return rowStatement[*storage.Session]{}, err
+	}
+	legacy := 0
+	if s.legacyRunsColumn.Load() {
+		legacy = 1
+	}
+	st := s.stmts.sessionUpserts[legacy][returning]
+	return rowStatement[*storage.Session]{query: st.query, orElse: st.orElse, args: args, scan: scan}, nil
+}
+
+// sessionUpsertStatement builds the session upsert returning what
+// returning names; with legacyRuns it also empties Agno 2.x's runs column,
+// whose runs the migration has copied into agno_runs.
+func (s *Store) sessionUpsertStatement(returning sessionReturning, legacyRuns bool) sessionUpsert {
+	clear := ""
+	if legacyRuns {
+		clear = ", runs = NULL"
 	}
 	// The conflict branch only fires for the same user (or an unscoped
 	// write, which keeps the stored owner); RETURNING then yields no row and
@@ -74,11 +112,11 @@ ON CONFLICT (session_id) DO UPDATE SET
 	updated_at = excluded.updated_at, update_count = %[1]s.update_count + 1%[3]s
 WHERE (excluded.user_id IS NULL OR %[1]s.user_id = excluded.user_id)%[6]s
 RETURNING %[2]s`
-	general := fmt.Sprintf(upsert, s.tables.sessions, columns, s.clearLegacyRuns(), sessionInsertColumns, "session_type = excluded.session_type, ", "")
+	general := fmt.Sprintf(upsert, s.tables.sessions, returning.columns(), clear, sessionInsertColumns, "session_type = excluded.session_type, ", "")
 	if s.dialect != SQLite {
 		// Postgres compares values: an update that changes no indexed
 		// column writes no index entry, whatever its SET list names.
-		return rowStatement[*storage.Session]{query: general, args: args, scan: scan}, nil
+		return sessionUpsert{query: general}
 	}
 	// SQLite rewrites the index entries of every indexed column a SET
 	// list names, changed or not: two more pages in every write's commit
@@ -86,9 +124,9 @@ RETURNING %[2]s`
 	// write leaves session_type out and applies only where it is
 	// unchanged; a write that changes it, or finds another user's
 	// session, has changed nothing and runs the general form.
-	narrow := fmt.Sprintf(upsert, s.tables.sessions, columns, s.clearLegacyRuns(), sessionInsertColumns, "",
+	narrow := fmt.Sprintf(upsert, s.tables.sessions, returning.columns(), clear, sessionInsertColumns, "",
 		fmt.Sprintf(" AND %s.session_type = excluded.session_type", s.tables.sessions))
-	return rowStatement[*storage.Session]{query: narrow, orElse: general, args: args, scan: scan}, nil
+	return sessionUpsert{query: narrow, orElse: general}
 }
 
 // sessionArgs validates and encodes a session as the values of its row,
@@ -131,15 +169,6 @@ func (s *Store) sessionWriteErr(in *storage.Session, err error) error {
 		return err
 	}
 	return fmt.Errorf("upsert session %s: %w", in.SessionID, err)
-}
-
-// clearLegacyRuns is the SET clause that empties Agno 2.x's runs column on a
-// session write; the migration has copied those runs into agno_runs.
-func (s *Store) clearLegacyRuns() string {
-	if s.legacyRunsColumn.Load() {
-		return ", runs = NULL"
-	}
-	return ""
 }
 
 // GetSession implements [storage.SessionStore].

@@ -60,8 +60,9 @@ type Store struct {
 // the table names.
 type statements struct {
 	// runUpsert and runUpsertScoped are [Store.runUpsert], unscoped and
-	// scoped; runInsert is [Store.runInsert].
-	runUpsert, runUpsertScoped, runInsert string
+	// scoped; runInsert is [Store.runInsert], and runInsertCounting
+	// [Store.runInsertCounting] (SQLite).
+	runUpsert, runUpsertScoped, runInsert, runInsertCounting string
 	// priorRun is [Store.priorRunStatement].
 	priorRun string
 	// metricsUpsert is [Store.metricsUpsertStatement]; metricsPending is
@@ -73,6 +74,9 @@ type statements struct {
 	// sessionVersion and sessionVersionScoped are [Store.SessionVersion]'s
 	// read, unscoped and scoped to a user.
 	sessionVersion, sessionVersionScoped string
+	// sessionUpserts are [Store.sessionUpsertStatement]'s texts, by
+	// whether the legacy runs column exists (0 or 1) and what they return.
+	sessionUpserts [2][2]sessionUpsert
 }
 
 var (
@@ -113,9 +117,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		metricsUpsert: s.metricsUpsertStatement(), metricsPending: s.metricsInsertStatement(),
 		sessionBump: fmt.Sprintf("UPDATE %s SET update_count = update_count + 1 WHERE session_id = ? RETURNING user_id", s.tables.sessions),
 	}
+	if s.dialect == SQLite {
+		s.stmts.runInsertCounting = s.runInsertCounting()
+	}
 	s.stmts.sessionVersion = fmt.Sprintf("SELECT update_count, updated_at, EXISTS (SELECT 1 FROM %s WHERE run_id = ? AND session_id = ?) FROM %s WHERE session_id = ?",
 		s.tables.runs, s.tables.sessions)
 	s.stmts.sessionVersionScoped = s.stmts.sessionVersion + " AND user_id = ?"
+	for _, returning := range []sessionReturning{returnStored, returnSet} {
+		s.stmts.sessionUpserts[0][returning] = s.sessionUpsertStatement(returning, false)
+		s.stmts.sessionUpserts[1][returning] = s.sessionUpsertStatement(returning, true)
+	}
 	if !cfg.SkipSchemaCheck {
 		if err := s.checkSchema(ctx, cfg.AutoMigrate); err != nil {
 			return nil, err
