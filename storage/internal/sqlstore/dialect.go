@@ -152,6 +152,23 @@ func (d Dialect) jsonAddModelCounts(stored, added string) string {
 		GROUP BY 1, 2) AS g
 	WHERE g.n <> 0)`, stored, added)
 	}
+	// The common change adds to the integer count of the one model a
+	// day's row lists, the model the change lists alone: that sum is made
+	// in place, as the grouping below would make it, without its table of
+	// groups and its sort.
+	one := func(doc, member string) string { return fmt.Sprintf("json_extract(%s, '$[0].%s')", doc, member) }
+	sum := one(stored, "count") + " + " + one(added, "count")
+	return fmt.Sprintf(`CASE WHEN json_type(%[1]s) = 'array' AND json_array_length(%[1]s) = 1 AND json_array_length(%[2]s) = 1
+	AND json_type(%[1]s, '$[0].count') = 'integer' AND json_type(%[2]s, '$[0].count') = 'integer'
+	AND %[3]s IS %[4]s AND COALESCE(%[5]s, '') = COALESCE(%[6]s, '') AND %[7]s <> 0
+THEN json_array(json_object('model_id', %[3]s, 'model_provider', COALESCE(%[5]s, ''), 'count', %[7]s))
+ELSE %[8]s END`, stored, added, one(stored, "model_id"), one(added, "model_id"), one(stored, "model_provider"), one(added, "model_provider"), sum,
+		d.jsonGroupModelCounts(stored, added))
+}
+
+// jsonGroupModelCounts is [Dialect.jsonAddModelCounts] on SQLite for any
+// two documents: their elements grouped by model.
+func (d Dialect) jsonGroupModelCounts(stored, added string) string {
 	return fmt.Sprintf(`(SELECT COALESCE(json_group_array(json_object('model_id', id, 'model_provider', provider, 'count', n)), '[]') FROM (
 	SELECT id, provider, SUM(n) AS n FROM (
 		SELECT json_extract(value, '$.model_id') AS id, COALESCE(json_extract(value, '$.model_provider'), '') AS provider, json_extract(value, '$.count') AS n

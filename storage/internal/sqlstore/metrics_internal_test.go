@@ -1,12 +1,51 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agnogo/agnogo/run"
 )
+
+// TestModelCountsAddedInPlace checks SQLite's in-place sum of a day's
+// model counts against the grouping it stands in for: for every pair of
+// documents the two make the same text, whether the in-place sum applies
+// (one model on each side, the same, with integer counts that do not
+// cancel out) or not.
+func TestModelCountsAddedInPlace(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("sqlite", ":memory:")
+	require.NoError(t, err)
+	defer db.Close()
+	query := "SELECT " + SQLite.jsonAddModelCounts("?1", "?2") + ", " + SQLite.jsonGroupModelCounts("?1", "?2")
+	m := `[{"model_id":"m","model_provider":"p","count":2}]`
+	for _, tc := range []struct{ name, stored, added, want string }{
+		{"the same model", m, `[{"model_id":"m","model_provider":"p","count":1}]`, `[{"model_id":"m","model_provider":"p","count":3}]`},
+		{"a run taken back", m, `[{"model_id":"m","model_provider":"p","count":-1}]`, `[{"model_id":"m","model_provider":"p","count":1}]`},
+		{"counts that cancel out", m, `[{"model_id":"m","model_provider":"p","count":-2}]`, `[]`},
+		{"another provider", m, `[{"model_id":"m","model_provider":"q","count":3}]`,
+			`[{"model_id":"m","model_provider":"q","count":3},{"model_id":"m","model_provider":"p","count":2}]`},
+		{"another model", m, `[{"model_id":"a","model_provider":"p","count":1}]`,
+			`[{"model_id":"m","model_provider":"p","count":2},{"model_id":"a","model_provider":"p","count":1}]`},
+		{"no provider stored", `[{"model_id":"m","count":2}]`, `[{"model_id":"m","model_provider":"","count":1}]`, `[{"model_id":"m","model_provider":"","count":3}]`},
+		{"no model id", `[{"model_provider":"p","count":2}]`, `[{"model_id":null,"model_provider":"p","count":1}]`, `[{"model_id":null,"model_provider":"p","count":3}]`},
+		{"counts with a fraction", `[{"model_id":"m","model_provider":"p","count":2.0}]`, `[{"model_id":"m","model_provider":"p","count":1}]`, `[{"model_id":"m","model_provider":"p","count":3.0}]`},
+		{"a count as text", `[{"model_id":"m","model_provider":"p","count":"2"}]`, `[{"model_id":"m","model_provider":"p","count":1}]`, ""},
+		{"an empty day", `[]`, `[{"model_id":"m","model_provider":"p","count":1}]`, `[{"model_id":"m","model_provider":"p","count":1}]`},
+		{"not a list", `{}`, `[{"model_id":"m","model_provider":"p","count":1}]`, `[{"model_id":"m","model_provider":"p","count":1}]`},
+		{"two models stored", `[{"model_id":"m","model_provider":"p","count":2},{"model_id":"a","model_provider":"p","count":1}]`,
+			`[{"model_id":"a","model_provider":"p","count":2}]`, `[{"model_id":"a","model_provider":"p","count":3},{"model_id":"m","model_provider":"p","count":2}]`},
+	} {
+		var got, grouped string
+		require.NoError(t, db.QueryRowContext(t.Context(), query, tc.stored, tc.added).Scan(&got, &grouped), tc.name)
+		require.Equal(t, grouped, got, "%s: the in-place sum and the grouping disagree", tc.name)
+		if tc.want != "" {
+			require.JSONEq(t, tc.want, got, tc.name)
+		}
+	}
+}
 
 func TestMetricsDeltaIsZero(t *testing.T) {
 	t.Parallel()
