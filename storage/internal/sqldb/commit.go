@@ -37,6 +37,9 @@ type commitQueue struct {
 	mu      sync.Mutex
 	waiting []*pendingTx
 	leading bool
+	// shared is whether the last batch carried more than one transaction:
+	// writes queue for the writer, whose time goes to them first.
+	shared bool
 }
 
 // pendingTx is one caller's transaction.
@@ -90,6 +93,7 @@ func (q *commitQueue) take() []*pendingTx {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := min(len(q.waiting), maxBatch)
+	q.shared = n > 1
 	batch := q.waiting[:n:n]
 	q.waiting = q.waiting[n:]
 	if len(q.waiting) == 0 {
@@ -99,11 +103,12 @@ func (q *commitQueue) take() []*pendingTx {
 }
 
 // tryLead makes the caller the leader when no batch is running or
-// waiting, reporting whether it did.
+// waiting, and the last one was a single write's, reporting whether it
+// did: while writes queue, the writer's time goes to them.
 func (q *commitQueue) tryLead() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.leading || len(q.waiting) > 0 {
+	if q.leading || len(q.waiting) > 0 || q.shared {
 		return false
 	}
 	q.leading = true
@@ -163,7 +168,8 @@ func (d *DB) InTx(ctx context.Context, fn func(tx sqlstore.Conn) error) error {
 // writer's connection, outside any transaction, while its caller holds
 // the writer as a batch's leader would; writes that arrive meanwhile wait
 // for it as for a batch, and the first of them leads next. Its row is
-// scanned before the writer is handed on.
+// scanned before the writer is handed on. While writes queue for the
+// writer (its last batch carried more than one), reads leave it to them.
 func (d *DB) QueryRowWarm(ctx context.Context, scan func(sqlstore.Row) error, query string, args ...any) (bool, error) {
 	if d.Readers == d.Writer || !d.commits.tryLead() {
 		return false, nil

@@ -332,6 +332,33 @@ func TestWarmReadsRunOnTheIdleWriter(t *testing.T) {
 	require.NoError(t, <-written)
 	require.Equal(t, []int{0, 42}, storedNumbers(t, db))
 
+	// While writes queue for the writer, reads leave it to them: after a
+	// batch of two, the read goes elsewhere, and after a lone write it
+	// runs on the writer again.
+	require.NoError(t, db.InTx(ctx, func(tx sqlstore.Conn) error {
+		_, err := tx.Exec(ctx, "DELETE FROM numbers WHERE n = 0")
+		return err
+	}))
+	release = make(chan struct{})
+	held = holdWriter(t, db, release)
+	batched := make([]bool, 2)
+	var wg sync.WaitGroup
+	for i := range batched {
+		wg.Go(func() { require.NoError(t, db.InTx(ctx, insert(50+i, &batched[i]))) })
+	}
+	waitQueued(t, db, 2)
+	close(release)
+	require.NoError(t, <-held)
+	wg.Wait()
+	require.Equal(t, []bool{true, true}, batched, "the two writes shared a batch")
+	ran, err = db.QueryRowWarm(ctx, func(row sqlstore.Row) error { return row.Scan(&n) }, "SELECT n FROM writer_only")
+	require.NoError(t, err)
+	require.False(t, ran, "the last batch carried two writes")
+	require.NoError(t, db.InTx(ctx, insert(60, &shared)))
+	ran, err = db.QueryRowWarm(ctx, func(row sqlstore.Row) error { return row.Scan(&n) }, "SELECT n FROM writer_only")
+	require.NoError(t, err)
+	require.True(t, ran, "the last batch was a lone write")
+
 	// A failing read reports its error and leaves the writer free.
 	ran, err = db.QueryRowWarm(ctx, func(row sqlstore.Row) error { return row.Scan(&n) }, "SELECT n FROM no_such_table")
 	require.True(t, ran)
