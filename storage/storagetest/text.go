@@ -40,6 +40,12 @@ func testTextRefused(t *testing.T, store storage.Store) {
 		_, _, err = store.SaveRun(ctx, &storage.Session{SessionID: bad, SessionType: storage.SessionTypeAgent, AgentID: "agent-1"},
 			testRun(bad, "r-1", ""))
 		require.ErrorIs(t, err, storage.ErrInvalidText, "a session id with %s, saved with a run", what)
+		if versioner, ok := store.(storage.SessionVersioner); ok {
+			_, _, err = versioner.SessionVersion(ctx, bad, "", "r-1")
+			require.ErrorIs(t, err, storage.ErrInvalidText, "the version of a session id with %s", what)
+			_, _, err = versioner.SessionVersion(ctx, "s-1", alice, bad)
+			require.ErrorIs(t, err, storage.ErrInvalidText, "the version probing a run id with %s", what)
+		}
 	}
 	sessions, total, err := store.ListSessions(ctx, storage.SessionQuery{})
 	require.NoError(t, err)

@@ -50,19 +50,19 @@ func (d checkedDB) inGroupTx(ctx context.Context, key string, fn func(tx Conn) e
 // idle writer's warm connection when it has one ([WarmReader]), alone on
 // a reader otherwise.
 func (d checkedDB) queryRowBatched(ctx context.Context, scan func(Row) error, query string, args ...any) error {
-	if w, ok := d.DB.(WarmReader); ok {
-		if ran, err := w.QueryRowWarm(ctx, scan, query, args...); ran {
-			return err
-		}
-	}
-	b, ok := d.DB.(ReadBatcher)
-	if !ok {
-		return scan(d.Reader().QueryRow(ctx, query, args...))
-	}
 	if err := checkArgs(args); err != nil {
 		return err
 	}
-	return invalidText(b.QueryRowBatched(ctx, Pipelined{Query: query, Args: args, Scan: func(row Row) error { return scan(checkedRow{row}) }}))
+	checked := func(row Row) error { return scan(checkedRow{row}) }
+	if w, ok := d.DB.(WarmReader); ok {
+		if ran, err := w.QueryRowWarm(ctx, checked, query, args...); ran {
+			return invalidText(err)
+		}
+	}
+	if b, ok := d.DB.(ReadBatcher); ok {
+		return invalidText(b.QueryRowBatched(ctx, Pipelined{Query: query, Args: args, Scan: checked}))
+	}
+	return scan(d.Reader().QueryRow(ctx, query, args...))
 }
 
 // checkedConn is a connection of a checkedDB.
