@@ -18,6 +18,8 @@ func BenchmarkConversation(b *testing.B) { storagetest.BenchmarkConversation(b, 
 
 func BenchmarkSessionVersion(b *testing.B) { storagetest.BenchmarkSessionVersion(b, openBench) }
 
+func BenchmarkTurnSave(b *testing.B) { storagetest.BenchmarkTurnSave(b, openBench) }
+
 func BenchmarkForkSession(b *testing.B) { storagetest.BenchmarkForkSession(b, openBench) }
 
 func BenchmarkWriteTraces(b *testing.B) { storagetest.BenchmarkWriteTraces(b, openBench) }

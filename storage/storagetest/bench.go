@@ -234,3 +234,41 @@ func benchRun(sessionID, runID string) *run.Output {
 		CreatedAt: 1767000000,
 	}
 }
+
+// BenchmarkTurnSave measures what the store does for each turn of an
+// agent's conversation: the version check the turn opens with (see
+// [storage.SessionVersioner]) and the save of its run with its session
+// ([storage.SessionStore.SaveRun]), the run with a model and token usage,
+// so the day's metrics change too. One op is one turn; every 25 turns a
+// new session starts. Each check must find the version the last save
+// returned, and each run the next run_index.
+func BenchmarkTurnSave(b *testing.B, newStore func(b *testing.B) storage.Store) {
+	const turns, user = 25, "user"
+	store := newStore(b)
+	versioner, _ := store.(storage.SessionVersioner)
+	ctx := b.Context()
+	var session *storage.Session
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		turn := i % turns
+		i++
+		if turn == 0 {
+			session = &storage.Session{SessionID: fmt.Sprintf("turns-%d", i/turns), SessionType: storage.SessionTypeAgent, AgentID: "agent", UserID: user,
+				SessionData: map[string]any{"session_state": map[string]any{}}}
+		} else if versioner != nil {
+			v, stored, err := versioner.SessionVersion(ctx, session.SessionID, user, "")
+			if err != nil || v != session.Version() || stored {
+				b.Fatalf("turn %d of %s: version %+v, run stored %v, err %v; the last save returned %+v", turn, session.SessionID, v, stored, err, session.Version())
+			}
+		}
+		out := benchRun(session.SessionID, fmt.Sprintf("%s-%d", session.SessionID, turn))
+		out.UserID, out.Model, out.ModelProvider = user, "model", "provider"
+		out.Metrics = &run.RunMetrics{Metrics: run.Metrics{InputTokens: 12, OutputTokens: 3, TotalTokens: 15}}
+		saved, rec, err := store.SaveRun(ctx, session, storage.RunRecord{Run: out, UserID: user})
+		if err != nil || rec.RunIndex == nil || *rec.RunIndex != int64(turn) {
+			b.Fatalf("turn %d of %s: run_index %v, err %v", turn, session.SessionID, rec.RunIndex, err)
+		}
+		session = saved
+	}
+}
