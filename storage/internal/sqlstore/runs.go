@@ -153,8 +153,11 @@ type runWriter struct {
 
 // runStatement is the statement that writes the run, and what reads its row.
 type runStatement struct {
-	rec              storage.RunRecord
-	args             []any
+	rec  storage.RunRecord
+	args []any
+	// values are the arguments of the values the run's row is written
+	// with, which every insert of it takes first (see runInsertCounting).
+	values           []any
 	index, createdAt int64
 	prior            *priorRun
 }
@@ -220,17 +223,13 @@ func (w *runWriter) writeInSession(ctx context.Context, tx Conn, session *storag
 		return w.write(ctx, tx, &session.UserID, changes)
 	}
 	st := w.statement(session.UserID, &priorRun{sessionUser: session.UserID, sessionType: string(sessionTypeOf(session)), sessionCreated: session.CreatedAt})
-	args := append(st.args[:runValues:runValues], countsFlag(w.newCounts), w.rec.SessionID, w.rec.Run.RunID)
+	args := append(st.values, countsFlag(w.newCounts), w.rec.SessionID, w.rec.Run.RunID)
 	err := tx.QueryRow(ctx, w.s.stmts.runInsertCounting, args...).Scan(&st.index, &st.createdAt, &st.prior.othersCounted)
 	if errors.Is(err, ErrNoRows) {
 		return w.write(ctx, tx, &session.UserID, changes)
 	}
 	return w.written(ctx, tx, st, err, changes)
 }
-
-// runValues counts the arguments of the values a run's insert writes,
-// which its statements take first (after Postgres's CTE's).
-const runValues = 14
 
 // statement builds the write's statement for a session owned by owner.
 func (w *runWriter) statement(owner string, prior *priorRun) *runStatement {
@@ -244,13 +243,14 @@ func (w *runWriter) statement(owner string, prior *priorRun) *runStatement {
 	}
 	args := []any{rec.Run.RunID, rec.SessionID, string(rec.RunType), nullable(rec.Run.AgentID), nullable(rec.Run.TeamID), nullable(rec.Run.WorkflowID),
 		nullable(rec.UserID), nullable(string(rec.Run.Status)), nullable(rec.Run.ParentRunID), givenIndex, rec.SessionID, w.runData, rec.CreatedAt, rec.UpdatedAt}
+	values := args[:len(args):len(args)]
 	if w.scopedUser != "" && !w.insertOnly {
 		args = append(args, w.scopedUser)
 	}
 	if w.priorInWrite {
 		args = append([]any{countsFlag(w.newCounts), rec.Run.RunID, rec.Run.RunID, rec.SessionID}, args...)
 	}
-	return &runStatement{rec: rec, args: args, prior: prior}
+	return &runStatement{rec: rec, args: args, values: values, prior: prior}
 }
 
 // written finishes a write whose statement returned err: it explains a

@@ -62,7 +62,7 @@ func (d checkedDB) queryRowBatched(ctx context.Context, scan func(Row) error, qu
 	if b, ok := d.DB.(ReadBatcher); ok {
 		return invalidText(b.QueryRowBatched(ctx, Pipelined{Query: query, Args: args, Scan: checked}))
 	}
-	return scan(d.Reader().QueryRow(ctx, query, args...))
+	return checked(d.DB.Reader().QueryRow(ctx, query, args...)) // checked above
 }
 
 // checkedConn is a connection of a checkedDB.
